@@ -1,0 +1,192 @@
+//! The `lantern` command line.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+use lantern::build::{self, BuildOptions};
+use lantern::config::{Config, SlugStyle, UrlStyle, CONFIG_FILE};
+use lantern::model::{self, Manifest, Model};
+use lantern_engine::Bundle;
+
+#[derive(Parser)]
+#[command(name = "lantern", version, about = "Semantic search for documentation sites, in the reader's browser")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build a search bundle from a folder of markdown.
+    Build(BuildArgs),
+    /// Show what a bundle holds: model, settings, counts and sizes by part.
+    Inspect {
+        bundle: PathBuf,
+    },
+    /// Prepare the downloaded model files (run by models/fetch.sh).
+    PrepareModel {
+        #[arg(long)]
+        onnx: PathBuf,
+        #[arg(long)]
+        tokenizer: PathBuf,
+        /// Output folder; its manifest.json, if present, pins the expected result.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct BuildArgs {
+    /// Folder of markdown documents.
+    docs: PathBuf,
+    /// Bundle file to write.
+    #[arg(long, short)]
+    out: PathBuf,
+    /// Configuration file [default: DOCS/lantern.toml when present].
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Files to index (glob relative to DOCS; repeatable; replaces the configured list).
+    #[arg(long)]
+    include: Vec<String>,
+    /// Files to leave out (glob; repeatable; added to the configured list).
+    #[arg(long)]
+    exclude: Vec<String>,
+    /// Prefix of page URLs.
+    #[arg(long)]
+    base_url: Option<String>,
+    #[arg(long, value_enum)]
+    urls: Option<UrlStyle>,
+    #[arg(long, value_enum)]
+    slugs: Option<SlugStyle>,
+    /// Embedding cache file [default: OUT.cache].
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Embed everything, ignoring and not writing the cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Model folder [default: $LANTERN_MODEL_DIR or models/minilm].
+    #[arg(long)]
+    model_dir: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Build(args) => run_build(args),
+        Command::Inspect { bundle } => inspect(&bundle),
+        Command::PrepareModel { onnx, tokenizer, out } => {
+            let pinned: Option<Manifest> = std::fs::read(out.join(model::MANIFEST_FILE))
+                .ok()
+                .map(|b| serde_json::from_slice(&b))
+                .transpose()
+                .context("parsing the pinned manifest")?;
+            let m = model::prepare(&onnx, &tokenizer, &out, pinned.as_ref())?;
+            println!("prepared {} (sha256 {}) in {}", m.model_id, m.sha256, out.display());
+            Ok(())
+        }
+    }
+}
+
+fn run_build(args: BuildArgs) -> Result<()> {
+    let config_path = args.config.clone().unwrap_or_else(|| args.docs.join(CONFIG_FILE));
+    let mut config = Config::load(&config_path)?;
+    if !args.include.is_empty() {
+        config.include = args.include;
+    }
+    config.exclude.extend(args.exclude);
+    if let Some(b) = args.base_url {
+        config.base_url = b;
+    }
+    if let Some(u) = args.urls {
+        config.urls = u;
+    }
+    if let Some(s) = args.slugs {
+        config.slugs = s;
+    }
+    let cache = (!args.no_cache).then(|| args.cache.unwrap_or_else(|| build::default_cache_path(&args.out)));
+    let model = Model::open(&args.model_dir.unwrap_or_else(model::default_dir))?;
+    let embedder = model.embedder()?;
+    let opts = BuildOptions {
+        docs: args.docs,
+        out: args.out,
+        config,
+        cache,
+        progress: !args.quiet,
+    };
+    let r = build::build(&opts, &model.manifest, &embedder)?;
+    for s in &r.skipped {
+        eprintln!("warning: skipped {}: {}", s.path, s.reason);
+    }
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    let per_chunk = if r.embedded > 0 {
+        format!(", {:.1} ms/chunk", r.embed_time.as_secs_f64() * 1000.0 / r.embedded as f64)
+    } else {
+        String::new()
+    };
+    println!(
+        "built {}: {} pages, {} chunks ({} embedded, {} from cache{}), {} skipped, {} in {:.1}s",
+        opts.out.display(),
+        r.pages,
+        r.chunks,
+        r.embedded,
+        r.reused,
+        per_chunk,
+        r.skipped.len(),
+        human_bytes(r.bytes),
+        r.total_time.as_secs_f64()
+    );
+    println!(
+        "  parts: text {}, postings {}, vectors+graph {}, header {} ({} per chunk)",
+        human_bytes(r.sizes.text),
+        human_bytes(r.sizes.postings),
+        human_bytes(r.sizes.vectors_and_graph),
+        human_bytes(r.sizes.header),
+        human_bytes(r.bytes / r.chunks.max(1)),
+    );
+    Ok(())
+}
+
+fn inspect(path: &PathBuf) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bundle = Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))?;
+    let h = &bundle.header;
+    let s = bundle.part_sizes();
+    println!("bundle      {} ({})", path.display(), human_bytes(bytes.len()));
+    println!("model       {} sha256 {} dim {} max tokens {}", h.model.id, h.model.sha256, h.model.dim, h.model.max_tokens);
+    println!("counts      {} pages, {} chunks, {} terms", h.pages, h.chunks, h.terms);
+    println!("bm25        k1 {} b {} heading weight {}", h.bm25.k1, h.bm25.b, h.bm25.heading_weight);
+    println!("vectors     int8, scale {:.1}; abstain below cosine {:.2}", h.quantization.scale, h.abstain_cosine);
+    println!(
+        "parts       text {}, postings {}, vectors+graph {}, header {}",
+        human_bytes(s.text),
+        human_bytes(s.postings),
+        human_bytes(s.vectors_and_graph),
+        human_bytes(s.header)
+    );
+    Ok(())
+}
+
+fn human_bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
