@@ -63,21 +63,33 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
 
     // Pages and chunks, in path order.
     let budget = embedder.max_tokens();
-    let count = |s: &str| embedder.count_tokens(s).map(|n| n.saturating_sub(2)).unwrap_or(s.len());
+    let count = |s: &str| {
+        embedder
+            .count_tokens(s)
+            .map(|n| n.saturating_sub(2))
+            .unwrap_or(s.len())
+    };
     let mut pages = Vec::new();
     let mut chunks = Vec::new();
     for file in &files {
         let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let page = chunk::parse_markdown(&file.text, &title_from_path(&file.rel), opts.config.slugs);
+            let page =
+                chunk::parse_markdown(&file.text, &title_from_path(&file.rel), opts.config.slugs);
             let pieces = split_sections(&page.sections, budget, 2, &count);
             (page, pieces)
         }));
         let Ok((page, pieces)) = parsed else {
-            skipped.push(Skipped { path: file.rel.clone(), reason: "could not be parsed as markdown".into() });
+            skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: "could not be parsed as markdown".into(),
+            });
             continue;
         };
         if pieces.is_empty() {
-            skipped.push(Skipped { path: file.rel.clone(), reason: "no text to index".into() });
+            skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: "no text to index".into(),
+            });
             continue;
         }
         let page_id = pages.len() as u32;
@@ -115,7 +127,10 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         }
         None => EmbeddingCache::empty(&manifest.sha256),
     };
-    let texts: Vec<String> = chunks.iter().map(|c| embedding_text(&c.breadcrumb, &c.text)).collect();
+    let texts: Vec<String> = chunks
+        .iter()
+        .map(|c| embedding_text(&c.breadcrumb, &c.text))
+        .collect();
     let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
     let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|k| cache.get(k)).collect();
     let todo: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
@@ -125,8 +140,10 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     let bar = if opts.progress && !todo.is_empty() {
         let bar = ProgressBar::new(todo.len() as u64);
         bar.set_style(
-            ProgressStyle::with_template("embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar
     } else {
@@ -135,9 +152,12 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     let computed: Vec<(usize, Vec<f32>)> = todo
         .par_iter()
         .map(|&i| {
-            let v = embedder
-                .embed(&texts[i])
-                .with_context(|| format!("embedding a chunk of {}", pages[chunks[i].page as usize].source))?;
+            let v = embedder.embed(&texts[i]).with_context(|| {
+                format!(
+                    "embedding a chunk of {}",
+                    pages[chunks[i].page as usize].source
+                )
+            })?;
             bar.inc(1);
             Ok((i, v))
         })
@@ -148,7 +168,10 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         cache.insert(keys[i], v.clone());
         vectors[i] = Some(v);
     }
-    let vectors: Vec<Vec<f32>> = vectors.into_iter().map(|v| v.expect("every chunk embedded")).collect();
+    let vectors: Vec<Vec<f32>> = vectors
+        .into_iter()
+        .map(|v| v.expect("every chunk embedded"))
+        .collect();
 
     // Indexes. The graph is built on one thread: parallel insertion would make the bytes depend
     // on thread timing, and bundles must be reproducible.
@@ -156,7 +179,10 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     let bm25 = Bm25Params::default();
     let crumbs: Vec<String> = chunks.iter().map(|c| c.breadcrumb.join(" ")).collect();
     let lexical = LexicalIndex::build(
-        chunks.iter().zip(&crumbs).map(|(c, h)| LexicalDoc { heading: h, body: &c.text }),
+        chunks.iter().zip(&crumbs).map(|(c, h)| LexicalDoc {
+            heading: h,
+            body: &c.text,
+        }),
         &analyzer,
         bm25,
     );

@@ -43,8 +43,15 @@ impl EmbeddingCache {
     pub fn load(path: &Path, model_sha256: &str) -> (Self, Option<String>) {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Self::empty(model_sha256), None),
-            Err(e) => return (Self::empty(model_sha256), Some(format!("cache unreadable ({e}); embedding everything"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Self::empty(model_sha256), None)
+            }
+            Err(e) => {
+                return (
+                    Self::empty(model_sha256),
+                    Some(format!("cache unreadable ({e}); embedding everything")),
+                )
+            }
         };
         match postcard::from_bytes::<CacheFile>(&bytes) {
             Ok(f) if f.version == CACHE_VERSION && f.model_sha256 == model_sha256 => {
@@ -56,7 +63,10 @@ impl EmbeddingCache {
                 Self::empty(model_sha256),
                 Some("cache was made with another model; embedding everything".into()),
             ),
-            _ => (Self::empty(model_sha256), Some("cache is corrupt or outdated; embedding everything".into())),
+            _ => (
+                Self::empty(model_sha256),
+                Some("cache is corrupt or outdated; embedding everything".into()),
+            ),
         }
     }
 
@@ -80,7 +90,7 @@ impl EmbeddingCache {
             .keys()
             .filter_map(|k| Some((*k, self.entries.get(k)?.clone())))
             .collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_unstable_by_key(|e| e.0);
         let file = CacheFile {
             version: CACHE_VERSION,
             model_sha256: self.model_sha256.clone(),

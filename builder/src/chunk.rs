@@ -81,8 +81,13 @@ impl Slugger {
 /// Splits off YAML (`---`) or TOML (`+++`) front matter; returns its `title` if it has one.
 fn front_matter(src: &str) -> (Option<String>, &str) {
     for fence in ["---", "+++"] {
-        let Some(rest) = src.strip_prefix(fence) else { continue };
-        let Some(rest) = rest.strip_prefix('\n').or_else(|| rest.strip_prefix("\r\n")) else {
+        let Some(rest) = src.strip_prefix(fence) else {
+            continue;
+        };
+        let Some(rest) = rest
+            .strip_prefix('\n')
+            .or_else(|| rest.strip_prefix("\r\n"))
+        else {
             continue;
         };
         let mut offset = 0;
@@ -179,7 +184,11 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
     let mut in_heading = false;
     for event in Parser::new_ext(&body, opts) {
         let cur = raws.last_mut().expect("always one section");
-        let buf = if in_heading { &mut cur.heading } else { &mut cur.text };
+        let buf = if in_heading {
+            &mut cur.heading
+        } else {
+            &mut cur.text
+        };
         match event {
             Event::Start(Tag::Heading { level, id, .. }) => {
                 raws.push(Raw {
@@ -192,9 +201,10 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             }
             Event::End(TagEnd::Heading(_)) => in_heading = false,
             Event::Text(t) | Event::Code(t) => buf.push_str(&t),
-            Event::InlineHtml(t) | Event::Html(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
-                buf.push_str(&html_text(&t))
-            }
+            Event::InlineHtml(t)
+            | Event::Html(t)
+            | Event::InlineMath(t)
+            | Event::DisplayMath(t) => buf.push_str(&html_text(&t)),
             Event::FootnoteReference(t) => {
                 buf.push('[');
                 buf.push_str(&t);
@@ -215,24 +225,27 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
                 | TagEnd::List(_)
                 | TagEnd::FootnoteDefinition,
             ) => ensure_blank_line(buf),
-            Event::End(TagEnd::Item | TagEnd::TableHead | TagEnd::TableRow) => {
-                if !buf.ends_with('\n') {
-                    buf.push('\n');
-                }
+            Event::End(TagEnd::Item | TagEnd::TableHead | TagEnd::TableRow)
+                if !buf.ends_with('\n') =>
+            {
+                buf.push('\n')
             }
             Event::Rule => ensure_blank_line(buf),
             _ => {}
         }
     }
 
-    // The first top-level heading names the page unless front matter does.
-    let first_h1 = raws
-        .iter()
-        .find(|r| r.level == Some(HeadingLevel::H1))
-        .map(|r| collapse_ws(&r.heading))
-        .filter(|h| !h.is_empty());
+    // Front matter names the page; else its first h1; else its first heading when that opens
+    // the page (mdBook sub-chapters start at h2); else the file name.
+    let heading_of = |r: Option<&Raw>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
+    let first_h1 = heading_of(raws.iter().find(|r| r.level == Some(HeadingLevel::H1)));
+    let opening = raws
+        .get(1)
+        .filter(|_| raws[0].text.trim().is_empty())
+        .and_then(|r| heading_of(Some(r)));
     let title = fm_title
-        .or(first_h1.clone())
+        .or(first_h1)
+        .or(opening)
         .unwrap_or_else(|| fallback_title.to_string());
 
     let mut slugger = Slugger::new(slugs);
@@ -254,9 +267,9 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             stack.push((level, heading.clone()));
         }
         let mut breadcrumb = vec![title.clone()];
-        for (i, (level, h)) in stack.iter().enumerate() {
-            // The page's own h1 is already the title.
-            let is_title = i == 0 && *level == HeadingLevel::H1 && *h == title;
+        for (i, (_, h)) in stack.iter().enumerate() {
+            // The heading that names the page is already the title.
+            let is_title = i == 0 && *h == title;
             if !is_title && !h.is_empty() {
                 breadcrumb.push(h.clone());
             }
@@ -383,7 +396,9 @@ fn explode(
         return;
     }
     match sep {
-        "\n\n" => unit.lines().for_each(|l| explode(l, room, count, "\n", out)),
+        "\n\n" => unit
+            .lines()
+            .for_each(|l| explode(l, room, count, "\n", out)),
         "\n" => unit
             .split_inclusive(' ')
             .for_each(|w| explode(w.trim_end(), room, count, " ", out)),
@@ -453,8 +468,14 @@ mod tests {
 
     #[test]
     fn headings_in_lists_and_quotes_start_sections() {
-        let p = parse("# T\n\n- item\n- ## In a list\n  after list heading\n\n> ## Quoted\n> quoted body\n");
-        let crumbs: Vec<String> = p.sections.iter().map(|s| s.breadcrumb.join(" > ")).collect();
+        let p = parse(
+            "# T\n\n- item\n- ## In a list\n  after list heading\n\n> ## Quoted\n> quoted body\n",
+        );
+        let crumbs: Vec<String> = p
+            .sections
+            .iter()
+            .map(|s| s.breadcrumb.join(" > "))
+            .collect();
         assert!(crumbs.contains(&"T > In a list".to_string()), "{crumbs:?}");
         assert!(crumbs.contains(&"T > Quoted".to_string()), "{crumbs:?}");
         let quoted = p.sections.iter().find(|s| s.anchor == "quoted").unwrap();
@@ -477,6 +498,15 @@ mod tests {
     }
 
     #[test]
+    fn a_page_opening_with_h2_takes_its_title_from_it() {
+        let p = parse("## Shared State\n\nintro\n\n### Mutexes\n\nlocks\n");
+        assert_eq!(p.title, "Shared State");
+        assert_eq!(p.sections[0].breadcrumb, vec!["Shared State"]);
+        assert_eq!(p.sections[1].breadcrumb, vec!["Shared State", "Mutexes"]);
+        assert_eq!(parse("text first\n\n## Later\n\nx\n").title, "Fallback");
+    }
+
+    #[test]
     fn empty_sections_are_dropped_but_named_in_children() {
         let p = parse("# T\n\n## Empty\n\n### Child\n\ntext\n");
         assert_eq!(p.sections.len(), 1);
@@ -487,7 +517,11 @@ mod tests {
     fn html_blocks_become_text_and_explicit_ids_win() {
         let p = parse("# T {#top}\n\n<div class=\"x\">Some <b>bold</b> &amp; text</div>\n\n## Other {#custom}\n\ny\n");
         assert_eq!(p.sections[0].anchor, "top");
-        assert!(p.sections[0].text.contains("Some bold & text"), "{:?}", p.sections[0].text);
+        assert!(
+            p.sections[0].text.contains("Some bold & text"),
+            "{:?}",
+            p.sections[0].text
+        );
         assert_eq!(p.sections[1].anchor, "custom");
     }
 
@@ -504,8 +538,15 @@ mod tests {
     fn no_words_are_lost() {
         let src = "Intro words here.\n\n# Page\n\nFirst *para* with `code` and [a link](x.md).\n\n- list one\n- list two\n\n| a | b |\n|---|---|\n| c | d |\n\n## Sub\n\n> quoted words\n\n```\nfn main() {}\n```\n\nfootnote[^1].\n\n[^1]: the note.\n";
         let p = parse(src);
-        let all: String = p.sections.iter().map(|s| format!("{} {}\n", s.breadcrumb.join(" "), s.text)).collect();
-        for w in ["Intro", "First", "para", "code", "link", "one", "two", "c", "d", "quoted", "main", "note", "Sub"] {
+        let all: String = p
+            .sections
+            .iter()
+            .map(|s| format!("{} {}\n", s.breadcrumb.join(" "), s.text))
+            .collect();
+        for w in [
+            "Intro", "First", "para", "code", "link", "one", "two", "c", "d", "quoted", "main",
+            "note", "Sub",
+        ] {
             assert!(all.contains(w), "lost {w:?} in {all:?}");
         }
     }
@@ -519,10 +560,14 @@ mod tests {
             anchor: "s".into(),
             text: text.join("\n\n"),
         };
-        let chunks = split_sections(&[s.clone()], 100, 2, &words);
+        let chunks = split_sections(std::slice::from_ref(&s), 100, 2, &words);
         assert!(chunks.len() > 3);
         for c in &chunks {
-            assert!(words(&c.text) + words("T > S") + 2 <= 100, "{}", words(&c.text));
+            assert!(
+                words(&c.text) + words("T > S") + 2 <= 100,
+                "{}",
+                words(&c.text)
+            );
         }
         for i in 0..10 {
             assert!(chunks.iter().any(|c| c.text.contains(&format!("para{i} "))));
@@ -539,7 +584,15 @@ mod tests {
 
     #[test]
     fn broken_markdown_does_not_panic() {
-        for src in ["```\nunclosed fence\n# heading in fence", "<div>\n# x", "[link](", "# \n\n#\n", "\u{0}\u{1}", "|a|\n|-|\n|b|c|d|", "> > > - - - # deep"] {
+        for src in [
+            "```\nunclosed fence\n# heading in fence",
+            "<div>\n# x",
+            "[link](",
+            "# \n\n#\n",
+            "\u{0}\u{1}",
+            "|a|\n|-|\n|b|c|d|",
+            "> > > - - - # deep",
+        ] {
             let _ = parse(src);
         }
     }

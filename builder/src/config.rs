@@ -62,7 +62,9 @@ impl Config {
     /// Reads `path`, or the defaults when it does not exist.
     pub fn load(path: &Path) -> Result<Config> {
         match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).with_context(|| format!("parsing {}", path.display())),
+            Ok(text) => {
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
         }
@@ -74,10 +76,7 @@ impl Config {
         if !base.ends_with('/') {
             base.push('/');
         }
-        let stem = rel
-            .rsplit_once('.')
-            .map(|(s, _)| s)
-            .unwrap_or(rel);
+        let stem = rel.rsplit_once('.').map(|(s, _)| s).unwrap_or(rel);
         let (dir, name) = match stem.rsplit_once('/') {
             Some((d, n)) => (format!("{d}/"), n),
             None => (String::new(), stem),

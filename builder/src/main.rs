@@ -9,10 +9,14 @@ use clap::{Parser, Subcommand};
 use lantern::build::{self, BuildOptions};
 use lantern::config::{Config, SlugStyle, UrlStyle, CONFIG_FILE};
 use lantern::model::{self, Manifest, Model};
-use lantern_engine::Bundle;
+use lantern_engine::{Bundle, Engine, Mode};
 
 #[derive(Parser)]
-#[command(name = "lantern", version, about = "Semantic search for documentation sites, in the reader's browser")]
+#[command(
+    name = "lantern",
+    version,
+    about = "Semantic search for documentation sites, in the reader's browser"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -22,10 +26,27 @@ struct Cli {
 enum Command {
     /// Build a search bundle from a folder of markdown.
     Build(BuildArgs),
-    /// Show what a bundle holds: model, settings, counts and sizes by part.
-    Inspect {
+    /// Search a bundle with the same engine the browser runs.
+    Query {
         bundle: PathBuf,
+        text: String,
+        #[arg(long, default_value = "hybrid")]
+        mode: Mode,
+        /// Number of hits.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show each retriever's rank and score.
+        #[arg(long)]
+        explain: bool,
+        /// Model folder [default: $LANTERN_MODEL_DIR or models/minilm].
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
     },
+    /// Show what a bundle holds: model, settings, counts and sizes by part.
+    Inspect { bundle: PathBuf },
     /// Prepare the downloaded model files (run by models/fetch.sh).
     PrepareModel {
         #[arg(long)]
@@ -89,21 +110,42 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Build(args) => run_build(args),
         Command::Inspect { bundle } => inspect(&bundle),
-        Command::PrepareModel { onnx, tokenizer, out } => {
+        Command::Query {
+            bundle,
+            text,
+            mode,
+            k,
+            json,
+            explain,
+            model_dir,
+        } => query(&bundle, &text, mode, k, json, explain, model_dir),
+        Command::PrepareModel {
+            onnx,
+            tokenizer,
+            out,
+        } => {
             let pinned: Option<Manifest> = std::fs::read(out.join(model::MANIFEST_FILE))
                 .ok()
                 .map(|b| serde_json::from_slice(&b))
                 .transpose()
                 .context("parsing the pinned manifest")?;
             let m = model::prepare(&onnx, &tokenizer, &out, pinned.as_ref())?;
-            println!("prepared {} (sha256 {}) in {}", m.model_id, m.sha256, out.display());
+            println!(
+                "prepared {} (sha256 {}) in {}",
+                m.model_id,
+                m.sha256,
+                out.display()
+            );
             Ok(())
         }
     }
 }
 
 fn run_build(args: BuildArgs) -> Result<()> {
-    let config_path = args.config.clone().unwrap_or_else(|| args.docs.join(CONFIG_FILE));
+    let config_path = args
+        .config
+        .clone()
+        .unwrap_or_else(|| args.docs.join(CONFIG_FILE));
     let mut config = Config::load(&config_path)?;
     if !args.include.is_empty() {
         config.include = args.include;
@@ -118,7 +160,10 @@ fn run_build(args: BuildArgs) -> Result<()> {
     if let Some(s) = args.slugs {
         config.slugs = s;
     }
-    let cache = (!args.no_cache).then(|| args.cache.unwrap_or_else(|| build::default_cache_path(&args.out)));
+    let cache = (!args.no_cache).then(|| {
+        args.cache
+            .unwrap_or_else(|| build::default_cache_path(&args.out))
+    });
     let model = Model::open(&args.model_dir.unwrap_or_else(model::default_dir))?;
     let embedder = model.embedder()?;
     let opts = BuildOptions {
@@ -136,7 +181,10 @@ fn run_build(args: BuildArgs) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let per_chunk = if r.embedded > 0 {
-        format!(", {:.1} ms/chunk", r.embed_time.as_secs_f64() * 1000.0 / r.embedded as f64)
+        format!(
+            ", {:.1} ms/chunk",
+            r.embed_time.as_secs_f64() * 1000.0 / r.embedded as f64
+        )
     } else {
         String::new()
     };
@@ -163,16 +211,99 @@ fn run_build(args: BuildArgs) -> Result<()> {
     Ok(())
 }
 
+fn load(path: &PathBuf) -> Result<Bundle> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))
+}
+
+fn query(
+    path: &PathBuf,
+    text: &str,
+    mode: Mode,
+    k: usize,
+    json: bool,
+    explain: bool,
+    model_dir: Option<PathBuf>,
+) -> Result<()> {
+    let bundle = load(path)?;
+    let vector = if mode == Mode::Keyword {
+        None
+    } else {
+        let model = Model::open(&model_dir.unwrap_or_else(model::default_dir))?;
+        bundle.check_model(&model.manifest.sha256)?;
+        Some(model.embedder()?.embed(text)?)
+    };
+    let engine = Engine::new(bundle);
+    let started = std::time::Instant::now();
+    let results = engine.search(text, vector.as_deref(), mode, k);
+    let took = started.elapsed();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&results)?);
+        return Ok(());
+    }
+    if results.no_good_match {
+        println!("No good match in these docs. Closest sources:");
+    }
+    for (i, group) in results.pages.iter().enumerate() {
+        println!("{}. {}  {}", i + 1, group.title, group.url);
+        for hit in &group.hits {
+            println!("   - {}  {}", hit.breadcrumb, hit.url);
+            println!("     {}", hit.excerpt.replace('\n', " "));
+            if explain {
+                let sig = |s: Option<lantern_engine::search::Signal>| {
+                    s.map(|s| format!("#{} ({:.3})", s.rank, s.score))
+                        .unwrap_or_else(|| "-".into())
+                };
+                println!(
+                    "     score {:.4}  keyword {}  vector {}",
+                    hit.score,
+                    sig(hit.keyword),
+                    sig(hit.vector)
+                );
+            }
+        }
+    }
+    if explain {
+        println!(
+            "mode {:?}, best cosine {}, search {:.2} ms",
+            results.mode,
+            results
+                .best_cosine
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            took.as_secs_f64() * 1000.0
+        );
+    }
+    Ok(())
+}
+
 fn inspect(path: &PathBuf) -> Result<()> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let bundle = Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))?;
+    let bundle =
+        Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))?;
     let h = &bundle.header;
     let s = bundle.part_sizes();
-    println!("bundle      {} ({})", path.display(), human_bytes(bytes.len()));
-    println!("model       {} sha256 {} dim {} max tokens {}", h.model.id, h.model.sha256, h.model.dim, h.model.max_tokens);
-    println!("counts      {} pages, {} chunks, {} terms", h.pages, h.chunks, h.terms);
-    println!("bm25        k1 {} b {} heading weight {}", h.bm25.k1, h.bm25.b, h.bm25.heading_weight);
-    println!("vectors     int8, scale {:.1}; abstain below cosine {:.2}", h.quantization.scale, h.abstain_cosine);
+    println!(
+        "bundle      {} ({})",
+        path.display(),
+        human_bytes(bytes.len())
+    );
+    println!(
+        "model       {} sha256 {} dim {} max tokens {}",
+        h.model.id, h.model.sha256, h.model.dim, h.model.max_tokens
+    );
+    println!(
+        "counts      {} pages, {} chunks, {} terms",
+        h.pages, h.chunks, h.terms
+    );
+    println!(
+        "bm25        k1 {} b {} heading weight {}",
+        h.bm25.k1, h.bm25.b, h.bm25.heading_weight
+    );
+    println!(
+        "vectors     int8, scale {:.1}; abstain below cosine {:.2}",
+        h.quantization.scale, h.abstain_cosine
+    );
     println!(
         "parts       text {}, postings {}, vectors+graph {}, header {}",
         human_bytes(s.text),

@@ -84,10 +84,16 @@ impl Model {
         let tokenizer = std::fs::read(dir.join(TOKENIZER_FILE))
             .with_context(|| format!("reading {}/{TOKENIZER_FILE} ({hint})", dir.display()))?;
         if sha256_hex(&onnx) != manifest.sha256 {
-            bail!("{}/{MODEL_FILE} does not match the manifest's sha256 ({hint})", dir.display());
+            bail!(
+                "{}/{MODEL_FILE} does not match the manifest's sha256 ({hint})",
+                dir.display()
+            );
         }
         if sha256_hex(&tokenizer) != manifest.tokenizer_sha256 {
-            bail!("{}/{TOKENIZER_FILE} does not match the manifest's sha256 ({hint})", dir.display());
+            bail!(
+                "{}/{TOKENIZER_FILE} does not match the manifest's sha256 ({hint})",
+                dir.display()
+            );
         }
         Ok(Model {
             manifest,
@@ -112,7 +118,9 @@ pub fn prepare_onnx(onnx: &[u8]) -> Result<(Vec<u8>, usize)> {
     let mut model = pb::ModelProto::decode(onnx).context("decoding the ONNX model")?;
     let graph = model.graph.as_mut().context("ONNX model has no graph")?;
     let inits: HashSet<String> = graph.initializer.iter().map(|t| t.name.clone()).collect();
-    let producer = |nodes: &[NodeProto], out: &str| nodes.iter().position(|n| n.output.iter().any(|o| o == out));
+    let producer = |nodes: &[NodeProto], out: &str| {
+        nodes.iter().position(|n| n.output.iter().any(|o| o == out))
+    };
 
     let mut rewritten = 0;
     let mut nodes = std::mem::take(&mut graph.node);
@@ -150,9 +158,27 @@ pub fn prepare_onnx(onnx: &[u8]) -> Result<(Vec<u8>, usize)> {
         let gs = format!("{out}__scale_rows");
         let gf = format!("{out}__rows_f32");
         let replacement = vec![
-            simple_node(&format!("{base}__gather_q"), "Gather", &[&q, &ids], &gq, vec![int_attr("axis", 0)]),
-            simple_node(&format!("{base}__gather_scale"), "Gather", &[&scale, &ids], &gs, vec![int_attr("axis", 0)]),
-            simple_node(&format!("{base}__cast"), "Cast", &[&gq], &gf, vec![int_attr("to", 1)]),
+            simple_node(
+                &format!("{base}__gather_q"),
+                "Gather",
+                &[&q, &ids],
+                &gq,
+                vec![int_attr("axis", 0)],
+            ),
+            simple_node(
+                &format!("{base}__gather_scale"),
+                "Gather",
+                &[&scale, &ids],
+                &gs,
+                vec![int_attr("axis", 0)],
+            ),
+            simple_node(
+                &format!("{base}__cast"),
+                "Cast",
+                &[&gq],
+                &gf,
+                vec![int_attr("to", 1)],
+            ),
             simple_node(&format!("{base}__mul"), "Mul", &[&gf, &gs], &out, vec![]),
         ];
         nodes.splice(i..=i, replacement);
@@ -199,7 +225,13 @@ fn int_attr(name: &str, value: i64) -> AttributeProto {
     }
 }
 
-fn simple_node(name: &str, op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>) -> NodeProto {
+fn simple_node(
+    name: &str,
+    op: &str,
+    inputs: &[&str],
+    output: &str,
+    attribute: Vec<AttributeProto>,
+) -> NodeProto {
     NodeProto {
         name: name.into(),
         op_type: op.into(),
@@ -213,8 +245,11 @@ fn simple_node(name: &str, op: &str, inputs: &[&str], output: &str, attribute: V
 /// The shipped tokenizer.json pads and truncates at 128; Lantern embeds one text at a time, so
 /// it needs no padding, and truncates at the model's 256.
 pub fn prepare_tokenizer(json: &[u8]) -> Result<Vec<u8>> {
-    let mut v: serde_json::Value = serde_json::from_slice(json).context("parsing tokenizer.json")?;
-    let obj = v.as_object_mut().context("tokenizer.json is not an object")?;
+    let mut v: serde_json::Value =
+        serde_json::from_slice(json).context("parsing tokenizer.json")?;
+    let obj = v
+        .as_object_mut()
+        .context("tokenizer.json is not an object")?;
     obj.insert("padding".into(), serde_json::Value::Null);
     obj.insert(
         "truncation".into(),
@@ -225,12 +260,21 @@ pub fn prepare_tokenizer(json: &[u8]) -> Result<Vec<u8>> {
 
 /// Prepares both files into `out_dir` and writes the manifest. With `expect`, refuses to write a
 /// model that differs from the pinned one.
-pub fn prepare(onnx_in: &Path, tokenizer_in: &Path, out_dir: &Path, expect: Option<&Manifest>) -> Result<Manifest> {
+pub fn prepare(
+    onnx_in: &Path,
+    tokenizer_in: &Path,
+    out_dir: &Path,
+    expect: Option<&Manifest>,
+) -> Result<Manifest> {
     let onnx = std::fs::read(onnx_in).with_context(|| format!("reading {}", onnx_in.display()))?;
-    let tok = std::fs::read(tokenizer_in).with_context(|| format!("reading {}", tokenizer_in.display()))?;
+    let tok = std::fs::read(tokenizer_in)
+        .with_context(|| format!("reading {}", tokenizer_in.display()))?;
     let (prepared, rewritten) = prepare_onnx(&onnx)?;
     if rewritten == 0 {
-        bail!("no quantized embedding table found to prepare in {}", onnx_in.display());
+        bail!(
+            "no quantized embedding table found to prepare in {}",
+            onnx_in.display()
+        );
     }
     let tok = prepare_tokenizer(&tok)?;
     let manifest = Manifest {

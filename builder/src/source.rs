@@ -43,15 +43,23 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let path = e.path().map(|p| p.display().to_string()).unwrap_or_default();
-                skipped.push(Skipped { path, reason: format!("unreadable: {e}") });
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                skipped.push(Skipped {
+                    path,
+                    reason: format!("unreadable: {e}"),
+                });
                 continue;
             }
         };
         if !entry.file_type().is_file() {
             continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
         let rel = rel
             .components()
             .map(|c| c.as_os_str().to_string_lossy())
@@ -70,15 +78,26 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
 
 /// The file as text, or why it cannot be indexed.
 fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, String> {
-    let len = std::fs::metadata(path).map_err(|e| format!("unreadable: {e}"))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("unreadable: {e}"))?
+        .len();
     if len > max_bytes {
-        return Err(format!("too large ({len} bytes; the limit is {max_bytes}, see max_file_bytes)"));
+        return Err(format!(
+            "too large ({len} bytes; the limit is {max_bytes}, see max_file_bytes)"
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err("binary file (contains NUL bytes)".into());
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format!("not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to()))?;
-    Ok(text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text))
+    let text = String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not valid UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok(text
+        .strip_prefix('\u{feff}')
+        .map(str::to_owned)
+        .unwrap_or(text))
 }

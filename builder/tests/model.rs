@@ -8,8 +8,8 @@ use tract_onnx::prelude::*;
 
 fn run(onnx: &[u8], ids: &[i64]) -> Vec<f32> {
     let mut model = tract_onnx::onnx()
-            // The file's value_info names a symbolic batch; Lantern always runs batch 1.
-            .with_ignore_value_info(true)
+        // The file's value_info names a symbolic batch; Lantern always runs batch 1.
+        .with_ignore_value_info(true)
         .model_for_read(&mut std::io::Cursor::new(onnx))
         .unwrap();
     let n = ids.len();
@@ -19,11 +19,21 @@ fn run(onnx: &[u8], ids: &[i64]) -> Vec<f32> {
             .unwrap();
     }
     let plan = model.into_optimized().unwrap().into_runnable().unwrap();
-    let t = |v: Vec<i64>| -> TValue { tract_ndarray::Array2::from_shape_vec((1, n), v).unwrap().into_tensor().into() };
+    let t = |v: Vec<i64>| -> TValue {
+        tract_ndarray::Array2::from_shape_vec((1, n), v)
+            .unwrap()
+            .into_tensor()
+            .into()
+    };
     let out = plan
         .run(tvec!(t(ids.to_vec()), t(vec![1; n]), t(vec![0; n])))
         .unwrap();
-    out[0].to_plain_array_view::<f32>().unwrap().iter().copied().collect()
+    out[0]
+        .to_plain_array_view::<f32>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect()
 }
 
 #[test]
@@ -33,8 +43,17 @@ fn prepared_model_is_bit_identical_to_the_original() {
         .expect("models/cache/model.int8.onnx (run `bash models/fetch.sh`)");
     let (prepared, rewritten) = prepare_onnx(&original).unwrap();
     assert_eq!(rewritten, 2, "word and position embedding tables");
-    assert_eq!(sha256_hex(&prepared), common::model().model.manifest.sha256, "preparation is deterministic and pinned");
-    for ids in [vec![101i64, 7592, 2088, 102], vec![101, 2129, 2079, 1045, 16500, 1996, 3094, 1029, 30521, 0, 102]] {
+    assert_eq!(
+        sha256_hex(&prepared),
+        common::model().model.manifest.sha256,
+        "preparation is deterministic and pinned"
+    );
+    for ids in [
+        vec![101i64, 7592, 2088, 102],
+        vec![
+            101, 2129, 2079, 1045, 16500, 1996, 3094, 1029, 30521, 0, 102,
+        ],
+    ] {
         let a = run(&original, &ids);
         let b = run(&prepared, &ids);
         assert_eq!(a.len(), ids.len() * 384);
@@ -52,9 +71,19 @@ fn embedder_matches_the_reference_vectors() {
     assert!(cases.len() >= 5);
     for case in cases {
         let text = case["text"].as_str().unwrap();
-        let ids: Vec<u32> = case["ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u32).collect();
+        let ids: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
         assert_eq!(e.token_ids(text).unwrap(), ids, "token ids for {text:?}");
-        let want: Vec<f32> = case["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let want: Vec<f32> = case["vector"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
         let got = e.embed(text).unwrap();
         let cos: f32 = want.iter().zip(&got).map(|(a, b)| a * b).sum();
         assert!(cos >= 0.999, "cosine {cos} for {text:?}");
@@ -65,8 +94,12 @@ fn embedder_matches_the_reference_vectors() {
 fn embeddings_are_unit_length_and_meaningful() {
     let e = &common::model().embedder;
     let q = e.embed("how do I install the tool").unwrap();
-    let near = e.embed("Installation: run the installer to set up the command").unwrap();
-    let far = e.embed("The cat slept on a warm windowsill all afternoon").unwrap();
+    let near = e
+        .embed("Installation: run the installer to set up the command")
+        .unwrap();
+    let far = e
+        .embed("The cat slept on a warm windowsill all afternoon")
+        .unwrap();
     let norm: f32 = q.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-4);
     let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();

@@ -45,8 +45,8 @@ impl Embedder {
         dim: usize,
         max_tokens: usize,
     ) -> Result<Self> {
-        let mut counter =
-            Tokenizer::from_bytes(tokenizer_json).map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        let mut counter = Tokenizer::from_bytes(tokenizer_json)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
         counter.with_padding(None);
         counter
             .with_truncation(None)

@@ -55,7 +55,10 @@ impl Analyzer {
 
     /// Index terms of `text`, stop words dropped.
     pub fn terms(&self, text: &str) -> Vec<String> {
-        self.tokens(text).into_iter().filter_map(|t| t.term).collect()
+        self.tokens(text)
+            .into_iter()
+            .filter_map(|t| t.term)
+            .collect()
     }
 
     /// The term for one word, or `None` for a stop word.
@@ -69,22 +72,28 @@ impl Analyzer {
 
     /// Is `word` a stop word?
     pub fn is_stop_word(word: &str) -> bool {
-        STOP_WORDS.binary_search(&word.to_lowercase().as_str()).is_ok()
+        STOP_WORDS
+            .binary_search(&word.to_lowercase().as_str())
+            .is_ok()
     }
 }
 
 /// Word segmentation keeps `snake_case` and `a.b` together; docs readers search for the parts
 /// too, so an identifier yields itself and, when it has parts, each part.
 fn split_identifier(start: usize, word: &str) -> Vec<(usize, &str)> {
+    let is_sep = |c: char| matches!(c, '_' | '.' | '\'' | '\u{2019}');
     let mut out = vec![(start, word)];
-    if word.contains(['_', '.', '\'', '\u{2019}']) {
-        let mut pos = 0;
-        for part in word.split(['_', '.', '\'', '\u{2019}']) {
-            if !part.is_empty() && part.len() < word.len() && part.chars().any(char::is_alphanumeric)
-            {
-                out.push((start + pos, part));
+    if !word.contains(is_sep) {
+        return out;
+    }
+    let mut part_start = 0;
+    for (i, c) in word.char_indices().chain([(word.len(), '_')]) {
+        if is_sep(c) {
+            let part = &word[part_start..i];
+            if part.len() < word.len() && part.chars().any(char::is_alphanumeric) {
+                out.push((start + part_start, part));
             }
-            pos += part.len() + 1;
+            part_start = i + c.len_utf8();
         }
     }
     out
@@ -124,9 +133,22 @@ mod tests {
     fn identifiers_yield_whole_and_parts() {
         let a = Analyzer::default();
         let terms = a.terms("use max_tokens here");
-        assert!(terms.contains(&"max_token".to_string()) || terms.contains(&"max_tokens".to_string()));
+        assert!(
+            terms.contains(&"max_token".to_string()) || terms.contains(&"max_tokens".to_string())
+        );
         assert!(terms.contains(&"max".to_string()));
         assert!(terms.contains(&"token".to_string()));
+    }
+
+    #[test]
+    fn multibyte_separators_keep_positions_on_char_boundaries() {
+        let a = Analyzer::default();
+        let text = "the mutex\u{2019}s lock and a_b\u{2019}c";
+        for t in a.tokens(text) {
+            assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+            assert!(!text[t.start..t.end].is_empty());
+        }
+        assert!(a.terms(text).contains(&"mutex".to_string()));
     }
 
     #[test]

@@ -103,9 +103,7 @@ impl LexicalIndex {
 
     /// Term id of an exact term.
     pub fn term_id(&self, term: &str) -> Option<usize> {
-        self.terms
-            .binary_search_by(|t| t.as_str().cmp(term))
-            .ok()
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
     }
 
     pub fn term(&self, id: usize) -> &str {
@@ -261,21 +259,30 @@ mod tests {
             ("Other", "Nothing relevant here at all."),
         ];
         let idx = LexicalIndex::build(
-            docs.iter().map(|(h, b)| LexicalDoc { heading: h, body: b }),
+            docs.iter().map(|(h, b)| LexicalDoc {
+                heading: h,
+                body: b,
+            }),
             &a,
             Bm25Params::default(),
         );
         let hits = idx.search(&a, "caching", 10);
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].chunk, 1);
-        assert!(idx.search(&a, "the of", 10).is_empty(), "stop words match nothing");
+        assert!(
+            idx.search(&a, "the of", 10).is_empty(),
+            "stop words match nothing"
+        );
     }
 
     #[test]
     fn prefix_range_finds_all_and_only_prefixed_terms() {
         let a = Analyzer::default();
         let idx = LexicalIndex::build(
-            [LexicalDoc { heading: "", body: "config configure zebra conf" }],
+            [LexicalDoc {
+                heading: "",
+                body: "config configure zebra conf",
+            }],
             &a,
             Bm25Params::default(),
         );

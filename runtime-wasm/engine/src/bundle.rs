@@ -158,7 +158,11 @@ impl Bundle {
     pub fn check_model(&self, runtime_sha256: &str) -> Result<(), BundleError> {
         if self.header.model.sha256 != runtime_sha256 {
             return Err(BundleError::ModelMismatch {
-                bundle: format!("{} ({})", self.header.model.id, short(&self.header.model.sha256)),
+                bundle: format!(
+                    "{} ({})",
+                    self.header.model.id,
+                    short(&self.header.model.sha256)
+                ),
                 runtime: short(runtime_sha256).to_string(),
             });
         }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// HNSW build parameters, stored so anyone can see how the graph was made.
 pub const EF_CONSTRUCTION: usize = 100;
 pub const EF_SEARCH: usize = 100;
-pub const SEED: u64 = 0x4c41_4e54_4552_4e;
+pub const SEED: u64 = 0x004c_414e_5445_524e;
 
 /// How float components map to int8: `q = round(x * scale)`, clamped to +-127.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -120,7 +120,11 @@ impl VectorIndex {
         if self.graph.values.iter().any(|&v| v as usize >= chunks) {
             return Err("vector index names a missing chunk".into());
         }
-        if self.graph.iter().any(|(_, p)| p.0.len() != self.dim as usize) {
+        if self
+            .graph
+            .iter()
+            .any(|(_, p)| p.0.len() != self.dim as usize)
+        {
             return Err("a vector has the wrong dimension".into());
         }
         if !(self.quantization.scale.is_finite() && self.quantization.scale > 0.0) {
