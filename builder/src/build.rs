@@ -20,9 +20,6 @@ use crate::config::Config;
 use crate::model::Manifest;
 use crate::source::{self, Skipped};
 
-/// Default "no good match" cosine until the evaluation calibrates one.
-pub const DEFAULT_ABSTAIN_COSINE: f32 = 0.30;
-
 pub struct BuildOptions {
     pub docs: PathBuf,
     pub out: PathBuf,
@@ -195,7 +192,7 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
             quantization: vector_index.quantization,
             bm25,
             analyzer_version: ANALYZER_VERSION,
-            abstain_cosine: DEFAULT_ABSTAIN_COSINE,
+            abstain_cosine: opts.config.abstain_cosine,
             pages: pages.len() as u32,
             chunks: chunks.len() as u32,
             terms: lexical.num_terms() as u32,

@@ -8,6 +8,9 @@ use serde::Deserialize;
 
 pub const CONFIG_FILE: &str = "lantern.toml";
 
+/// "No good match" below this best dense cosine, until a site calibrates its own.
+pub const DEFAULT_ABSTAIN_COSINE: f32 = 0.30;
+
 /// How a page's URL derives from its source path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -43,6 +46,8 @@ pub struct Config {
     pub slugs: SlugStyle,
     /// Files larger than this are skipped with a warning.
     pub max_file_bytes: u64,
+    /// Best dense cosine under which search says "no good match" (see the evaluation docs).
+    pub abstain_cosine: f32,
 }
 
 impl Default for Config {
@@ -54,6 +59,7 @@ impl Default for Config {
             urls: UrlStyle::Html,
             slugs: SlugStyle::Github,
             max_file_bytes: 4 * 1024 * 1024,
+            abstain_cosine: DEFAULT_ABSTAIN_COSINE,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod build;
 pub mod cache;
 pub mod chunk;
 pub mod config;
+pub mod eval;
 pub mod model;
 pub mod source;
 

@@ -45,6 +45,8 @@ enum Command {
         #[arg(long)]
         model_dir: Option<PathBuf>,
     },
+    /// Measure retrieval quality on labelled questions, per search mode.
+    Eval(EvalArgs),
     /// Show what a bundle holds: model, settings, counts and sizes by part.
     Inspect { bundle: PathBuf },
     /// Prepare the downloaded model files (run by models/fetch.sh).
@@ -96,6 +98,30 @@ struct BuildArgs {
     quiet: bool,
 }
 
+#[derive(clap::Args)]
+struct EvalArgs {
+    #[arg(long)]
+    bundle: PathBuf,
+    /// JSONL golden questions.
+    #[arg(long)]
+    golden: PathBuf,
+    /// Also write every outcome and metric as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Fail when hybrid page hit@5 is below this.
+    #[arg(long)]
+    min_hit5: Option<f64>,
+    /// Fail when hybrid MRR@10 is below this.
+    #[arg(long)]
+    min_mrr: Option<f64>,
+    /// Fail when hybrid finds fewer top-5 pages than keyword on any question type by more than
+    /// one question.
+    #[arg(long)]
+    gate_types: bool,
+    #[arg(long)]
+    model_dir: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -110,6 +136,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Build(args) => run_build(args),
         Command::Inspect { bundle } => inspect(&bundle),
+        Command::Eval(args) => run_eval(args),
         Command::Query {
             bundle,
             text,
@@ -273,6 +300,154 @@ fn query(
                 .unwrap_or_else(|| "-".into()),
             took.as_secs_f64() * 1000.0
         );
+    }
+    Ok(())
+}
+
+fn run_eval(args: EvalArgs) -> Result<()> {
+    use lantern::eval;
+    let bundle = load(&args.bundle)?;
+    let model = Model::open(&args.model_dir.unwrap_or_else(model::default_dir))?;
+    bundle.check_model(&model.manifest.sha256)?;
+    let embedder = model.embedder()?;
+    let questions = eval::load_golden(&args.golden)?;
+    let threshold = bundle.header.abstain_cosine;
+    let engine = Engine::new(bundle);
+    let by_mode = eval::run(&engine, &embedder, &questions)?;
+
+    let mut groups: Vec<String> = questions.iter().map(|q| q.group()).collect();
+    groups.sort();
+    groups.dedup();
+    println!(
+        "{} questions ({} answerable) from {}; page-level metrics",
+        questions.len(),
+        questions.iter().filter(|q| q.answerable()).count(),
+        args.golden.display()
+    );
+    println!(
+        "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
+        "mode", "questions", "n", "hit@1", "hit@3", "hit@5", "MRR@10", "nDCG@10", "sect.hit@5"
+    );
+    let fmt = |x: f64| format!("{x:.3}");
+    let mut report = serde_json::Map::new();
+    for mode in eval::MODES {
+        let name = eval::mode_name(mode);
+        let outcomes = &by_mode[name];
+        let mut rows = vec![("all".to_string(), outcomes.iter().collect::<Vec<_>>())];
+        if groups.len() > 1 {
+            for g in &groups {
+                rows.push((
+                    g.clone(),
+                    outcomes.iter().filter(|o| &o.group == g).collect(),
+                ));
+            }
+        }
+        let mut mode_json = serde_json::Map::new();
+        for (label, set) in rows {
+            let m = eval::metrics(&set);
+            if m.n == 0 {
+                continue;
+            }
+            println!(
+                "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
+                name,
+                label,
+                m.n,
+                fmt(m.hit1),
+                fmt(m.hit3),
+                fmt(m.hit5),
+                fmt(m.mrr10),
+                fmt(m.ndcg10),
+                m.section_hit5.map(fmt).unwrap_or_else(|| "-".into())
+            );
+            mode_json.insert(label, serde_json::to_value(&m)?);
+        }
+        report.insert(name.into(), serde_json::Value::Object(mode_json));
+    }
+
+    println!();
+    for mode in eval::MODES {
+        let name = eval::mode_name(mode);
+        let o = &by_mode[name];
+        let ms: Vec<f64> = o.iter().map(|o| o.ms).collect();
+        let (abstain, answered) = eval::abstention(o);
+        println!(
+            "{:<8} latency p50 {:.2} ms, p95 {:.2} ms{}",
+            name,
+            eval::percentile(ms.clone(), 0.5),
+            eval::percentile(ms, 0.95),
+            match (abstain, answered) {
+                (Some(a), Some(b)) => format!(
+                    "; abstained on {:.0}% of unanswerable, answered {:.0}% of answerable",
+                    a * 100.0,
+                    b * 100.0
+                ),
+                _ => String::new(),
+            }
+        );
+    }
+    let hybrid = &by_mode["hybrid"];
+    if let (Some(auc), Some((t, bal))) = (eval::auroc(hybrid), eval::calibrate(hybrid)) {
+        println!(
+            "abstention signal (best dense cosine): AUROC {auc:.3}; best threshold {t:.3} (balanced accuracy {bal:.3}); bundle uses {threshold:.3}"
+        );
+        report.insert("calibration".into(), serde_json::json!({"auroc": auc, "threshold": t, "balanced_accuracy": bal, "bundle_threshold": threshold}));
+    }
+    let misses: Vec<&lantern::eval::Outcome> = hybrid
+        .iter()
+        .filter(|o| o.answerable && o.page_rank.is_none_or(|r| r > 5))
+        .collect();
+    if !misses.is_empty() {
+        println!("hybrid misses (expected page not in top 5):");
+        for m in &misses {
+            let q = questions.iter().find(|q| q.id == m.id).expect("known id");
+            println!(
+                "  {:<14} rank {:<5} {:?} -> {}",
+                m.id,
+                m.page_rank
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| ">10".into()),
+                q.query,
+                q.expected.join(", ")
+            );
+        }
+    }
+    if let Some(path) = &args.json {
+        report.insert("outcomes".into(), serde_json::to_value(&by_mode)?);
+        lantern::write_atomic(path, serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+
+    // The gate.
+    let all = eval::metrics(&hybrid.iter().collect::<Vec<_>>());
+    let mut failures = Vec::new();
+    if let Some(min) = args.min_hit5 {
+        if all.hit5 < min {
+            failures.push(format!("hybrid hit@5 {:.3} < {min}", all.hit5));
+        }
+    }
+    if let Some(min) = args.min_mrr {
+        if all.mrr10 < min {
+            failures.push(format!("hybrid MRR@10 {:.3} < {min}", all.mrr10));
+        }
+    }
+    if args.gate_types {
+        let hits5 = |mode: &str, g: &str| {
+            by_mode[mode]
+                .iter()
+                .filter(|o| o.group == g && o.page_rank.is_some_and(|r| r <= 5))
+                .count()
+        };
+        for g in &groups {
+            let (h, k) = (hits5("hybrid", g), hits5("keyword", g));
+            if h + 1 < k {
+                failures.push(format!(
+                    "hybrid finds {h} {g} questions in the top 5, keyword {k}"
+                ));
+            }
+        }
+    }
+    if !failures.is_empty() {
+        anyhow::bail!("quality gate failed: {}", failures.join("; "));
     }
     Ok(())
 }

@@ -196,3 +196,44 @@ fn damaged_and_foreign_bundles_are_rejected() {
         assert!(Bundle::from_bytes(&good[..cut]).is_err());
     }
 }
+
+/// Random damage behind a valid checksum reaches the decoder and the engine: errors, never panics.
+#[test]
+fn randomly_damaged_payloads_never_panic() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b");
+    build_dir(docs.path(), &path, None).unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let body = 28; // fixed prefix length
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut decoded = 0;
+    for _ in 0..400 {
+        let mut bytes = good.clone();
+        for _ in 0..(1 + next() % 4) {
+            let i = body + (next() as usize % (bytes.len() - body));
+            bytes[i] = next() as u8;
+        }
+        let crc = crc32fast::hash(&bytes[body..]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        if let Ok(b) = Bundle::from_bytes(&bytes) {
+            decoded += 1;
+            let e = lantern_engine::Engine::new(b);
+            let v = vec![0.05f32; 384];
+            let _ = e.search(
+                "widget \"contrast ratio\" colr",
+                Some(&v),
+                lantern_engine::Mode::Hybrid,
+                10,
+            );
+        }
+    }
+    eprintln!("{decoded} of 400 damaged bundles still decoded and were searched");
+}
