@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The project's test command: fetches the model if needed, checks formatting and lints, then
-# runs every test with the real model.
+# The project's test command: fetches the model if needed, checks formatting and lints, runs
+# every test with the real model, then the retrieval-quality gate on the project's golden set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash models/fetch.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+
+# Quality gate: thresholds sit just under the baseline measured on 2026-11-30
+# (hybrid hit@5 1.000, MRR@10 0.898 over 45 answerable questions).
+mkdir -p out
+./target/release/lantern build site/docs --out out/site.lantern --quiet
+./target/release/lantern eval --bundle out/site.lantern --golden golden/lantern-docs.jsonl \
+  --min-hit5 0.93 --min-mrr 0.85 --gate-types
