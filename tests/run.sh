@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: fetches the model if needed, checks formatting and lints, runs
-# every test with the real model, then the retrieval-quality gate on the project's golden set.
+# every Rust test with the real model, the retrieval-quality gate on the project's golden set,
+# then the browser tests in headless Chromium against the wasm runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash models/fetch.sh
@@ -14,3 +15,7 @@ mkdir -p out
 ./target/release/lantern build site/docs --out out/site.lantern --quiet
 ./target/release/lantern eval --bundle out/site.lantern --golden golden/lantern-docs.jsonl \
   --min-hit5 0.93 --min-mrr 0.85 --gate-types
+
+# Browser: build the wasm runtime, then drive Debian's Chromium with playwright-core.
+bash runtime-wasm/build.sh out/web/lantern
+(cd tests/browser && npm ci --no-audit --no-fund --silent && node --test)

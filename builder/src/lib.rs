@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod config;
 pub mod eval;
 pub mod model;
+pub mod serve;
 pub mod source;
 
 use std::io::Write;

@@ -47,6 +47,20 @@ enum Command {
     },
     /// Measure retrieval quality on labelled questions, per search mode.
     Eval(EvalArgs),
+    /// Serve a folder over HTTP on this machine (the demo site, browser tests).
+    Serve {
+        dir: PathBuf,
+        /// Address to listen on; port 0 picks a free one.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: std::net::SocketAddr,
+    },
+    /// Print the embedding of a text as JSON (for parity checks).
+    #[command(hide = true)]
+    Embed {
+        text: String,
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+    },
     /// Show what a bundle holds: model, settings, counts and sizes by part.
     Inspect { bundle: PathBuf },
     /// Prepare the downloaded model files (run by models/fetch.sh).
@@ -136,6 +150,15 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Build(args) => run_build(args),
         Command::Inspect { bundle } => inspect(&bundle),
+        Command::Serve { dir, addr } => lantern::serve::serve(dir, addr),
+        Command::Embed { text, model_dir } => {
+            let model = Model::open(&model_dir.unwrap_or_else(model::default_dir))?;
+            println!(
+                "{}",
+                serde_json::to_string(&model.embedder()?.embed(&text)?)?
+            );
+            Ok(())
+        }
         Command::Eval(args) => run_eval(args),
         Command::Query {
             bundle,

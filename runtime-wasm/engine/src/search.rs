@@ -51,6 +51,7 @@ impl std::str::FromStr for Mode {
 
 /// One retriever's view of a hit.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Signal {
     /// 1-based rank in that retriever's list.
     pub rank: u32,
@@ -59,6 +60,7 @@ pub struct Signal {
 
 /// One matching chunk.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Hit {
     pub chunk: u32,
     pub page: u32,
@@ -77,6 +79,7 @@ pub struct Hit {
 
 /// Hits of one page, best section first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PageGroup {
     pub page: u32,
     pub title: String,
@@ -85,6 +88,7 @@ pub struct PageGroup {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Results {
     /// The mode actually used (hybrid falls back to keyword without a query vector).
     pub mode: Mode,

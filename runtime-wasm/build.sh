@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds the two browser modules (search core and embedder) with plain cargo and the pinned
+# wasm-bindgen-cli, and assembles the runtime into OUT (default out/web/lantern):
+#   lantern.js, fetch.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="${1:-out/web/lantern}"
+WB_VERSION=0.2.130
+wb="$root/.tools/bin/wasm-bindgen"
+
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+if ! "$wb" --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
+  echo "installing wasm-bindgen-cli $WB_VERSION into .tools (a few minutes, once)"
+  cargo install --quiet wasm-bindgen-cli --version "$WB_VERSION" --root "$root/.tools"
+fi
+
+cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-search-wasm -p lantern-embed-wasm
+rm -rf "$out/pkg"
+mkdir -p "$out/pkg"
+for crate in lantern_search_wasm lantern_embed_wasm; do
+  "$wb" --target web --out-dir "$out/pkg" "target/wasm32-unknown-unknown/release/$crate.wasm"
+done
+cp runtime-wasm/js/lantern.js runtime-wasm/js/fetch.js runtime-wasm/js/embed-worker.js runtime-wasm/js/lantern.d.ts "$out/"
+ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

@@ -1,0 +1,54 @@
+// Types for Lantern's browser API (lantern.js).
+
+export type Mode = 'hybrid' | 'vector' | 'semantic' | 'keyword';
+
+export interface Progress { stage: 'bundle' | 'model' | 'tokenizer'; loaded: number; total: number }
+
+export interface BundleInfo {
+  modelId: string;
+  modelSha256: string;
+  dim: number;
+  pages: number;
+  chunks: number;
+  abstainCosine: number;
+}
+
+/** One retriever's view of a hit: 1-based rank and its own score. */
+export interface Signal { rank: number; score: number }
+
+export interface Hit {
+  chunk: number;
+  page: number;
+  title: string;
+  breadcrumb: string;
+  /** Page URL with the section anchor. */
+  url: string;
+  /** Fused score (RRF in hybrid mode). */
+  score: number;
+  keyword: Signal | null;
+  vector: Signal | null;
+  /** Plain text: escape before display. */
+  excerpt: string;
+  /** [start, end) UTF-16 offsets of matched words in `excerpt`. */
+  highlights: [number, number][];
+}
+
+export interface PageGroup { page: number; title: string; url: string; hits: Hit[] }
+
+export interface Results {
+  mode: 'hybrid' | 'vector' | 'keyword';
+  hits: Hit[];
+  pages: PageGroup[];
+  noGoodMatch: boolean;
+  bestCosine: number | null;
+}
+
+export declare class Lantern {
+  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
+  readonly info: BundleInfo;
+  readonly semanticReady: boolean;
+  loadSemantic(options: { modelUrl: string; tokenizerUrl: string; onProgress?: (p: Progress) => void }): Promise<void>;
+  embed(text: string): Promise<Float32Array>;
+  search(query: string, options?: { mode?: Mode; k?: number }): Promise<Results>;
+  searchKeyword(query: string, options?: { k?: number }): Results;
+}

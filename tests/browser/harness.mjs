@@ -1,0 +1,59 @@
+// Shared setup for the browser tests: a web root with the runtime, the model and a bundle,
+// served by `lantern serve` on loopback, and Debian's Chromium driven by playwright-core.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, cpSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const lantern = join(root, 'target/release/lantern');
+
+/** Runs the native CLI and returns stdout. */
+export function cli(...args) {
+  return execFileSync(lantern, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+/** Builds a web root: runtime, model, the demo bundle, a test page; returns its path. */
+export function webRoot() {
+  const dir = mkdtempSync(join(tmpdir(), 'lantern-web-'));
+  cpSync(join(root, 'out/web/lantern'), join(dir, 'lantern'), { recursive: true });
+  mkdirSync(join(dir, 'model'));
+  for (const f of ['model.onnx', 'tokenizer.json', 'manifest.json']) {
+    cpSync(join(root, 'models/minilm', f), join(dir, 'model', f));
+  }
+  const bundle = readFileSync(join(root, 'out/site.lantern'));
+  writeFileSync(join(dir, 'site.lantern'), bundle);
+  writeFileSync(join(dir, 'truncated.lantern'), bundle.subarray(0, bundle.length >> 1));
+  writeFileSync(join(dir, 'test.html'), `<!doctype html><meta charset="utf-8"><title>runtime test</title>
+<script type="module">
+import { Lantern } from './lantern/lantern.js';
+window.Lantern = Lantern;
+window.libReady = true;
+</script>`);
+  return dir;
+}
+
+/** Starts `lantern serve` on a free loopback port; resolves to { url, stop }. */
+export function serve(dir) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(lantern, ['serve', dir, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const m = buf.match(/at (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolvePromise({ url: m[1], stop: () => child.kill('SIGINT') });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`lantern serve exited with ${code}`)));
+  });
+}
+
+export async function browser() {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}

@@ -1,0 +1,94 @@
+// The wasm runtime in real headless Chromium: keyword results before the model, hybrid after,
+// the same answers as the native engine, and clear errors for bad bundles.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { webRoot, serve, browser, cli } from './harness.mjs';
+
+let server, chrome, page;
+
+before(async () => {
+  server = await serve(webRoot());
+  chrome = await browser();
+  page = await chrome.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+  await page.goto(server.url + 'test.html');
+  await page.waitForFunction(() => window.libReady === true);
+});
+
+after(async () => {
+  await chrome?.close();
+  server?.stop();
+});
+
+test('keyword search answers before the embedder has loaded', async () => {
+  const r = await page.evaluate(async () => {
+    window.idx = await window.Lantern.load('/site.lantern');
+    const kw = window.idx.searchKeyword('max_file_bytes');
+    const hybridAsked = await window.idx.search('max_file_bytes');
+    return { ready: window.idx.semanticReady, kw, mode: hybridAsked.mode, info: window.idx.info };
+  });
+  assert.equal(r.ready, false);
+  assert.equal(r.mode, 'keyword', 'hybrid falls back to keyword until the model is ready');
+  const top3 = r.kw.hits.slice(0, 3).map((h) => h.url);
+  assert.ok(top3.includes('/configuration.html#keys'), top3.join(' '));
+  assert.ok(r.info.chunks > 10 && r.info.dim === 384);
+  for (const h of r.kw.hits) {
+    assert.ok(h.highlights.length > 0, 'every hit highlights the identifier');
+    for (const [s, e] of h.highlights) assert.equal(h.excerpt.slice(s, e).toLowerCase(), 'max_file_bytes');
+  }
+});
+
+test('the embedder loads in a worker with byte progress, then search is hybrid', async () => {
+  const r = await page.evaluate(async () => {
+    const progress = [];
+    const t0 = performance.now();
+    await window.idx.loadSemantic({
+      modelUrl: '/model/model.onnx', tokenizerUrl: '/model/tokenizer.json',
+      onProgress: (p) => progress.push(p),
+    });
+    const ms = performance.now() - t0;
+    const res = await window.idx.search('can I look things up without an internet connection');
+    return { ready: window.idx.semanticReady, progress, ms, res };
+  });
+  assert.equal(r.ready, true);
+  const model = r.progress.filter((p) => p.stage === 'model');
+  assert.ok(model.length > 1, 'several progress events for the model');
+  assert.ok(model.at(-1).loaded > 20_000_000, 'the whole model arrived');
+  assert.equal(r.res.mode, 'hybrid');
+  const top3 = r.res.hits.slice(0, 3).map((h) => h.url);
+  assert.ok(top3.includes('/faq.html#does-it-work-offline'), top3.join(' '));
+  assert.ok(r.res.hits.some((h) => h.vector && !h.keyword), 'hits found by meaning alone');
+  console.log(`embedder ready in ${r.ms.toFixed(0)} ms`);
+});
+
+test('browser vectors equal native vectors', async () => {
+  const text = 'How do I keep the embedding cache between CI runs?';
+  const native = JSON.parse(cli('embed', text));
+  const web = await page.evaluate(async (t) => Array.from(await window.idx.embed(t)), text);
+  assert.equal(web.length, 384);
+  const maxDiff = Math.max(...web.map((x, i) => Math.abs(x - native[i])));
+  assert.ok(maxDiff < 1e-5, `max difference ${maxDiff}`);
+});
+
+test('browser and native engines rank identically', async () => {
+  for (const q of ['how are vectors made smaller for storage', '"embedding cache"', 'conf', 'bundel checksum']) {
+    const native = JSON.parse(cli('query', 'out/site.lantern', q, '--json', '-k', '10'));
+    const web = await page.evaluate(async (q) => window.idx.search(q, { k: 10 }), q);
+    assert.equal(web.mode, native.mode, q);
+    assert.deepEqual(web.hits.map((h) => h.chunk), native.hits.map((h) => h.chunk), q);
+    assert.equal(web.noGoodMatch, native.noGoodMatch, q);
+  }
+});
+
+test('bad bundles are rejected with clear errors', async () => {
+  const errors = await page.evaluate(async () => {
+    const out = {};
+    for (const url of ['/truncated.lantern', '/test.html', '/missing.lantern']) {
+      try { await window.Lantern.load(url); out[url] = 'loaded'; } catch (e) { out[url] = String(e.message || e); }
+    }
+    return out;
+  });
+  assert.match(errors['/truncated.lantern'], /truncated/);
+  assert.match(errors['/test.html'], /not a Lantern bundle/);
+  assert.match(errors['/missing.lantern'], /404/);
+});
