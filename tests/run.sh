@@ -16,6 +16,7 @@ mkdir -p out
 ./target/release/lantern eval --bundle out/site.lantern --golden golden/lantern-docs.jsonl \
   --min-hit5 0.93 --min-mrr 0.85 --gate-types
 
-# Browser: build the wasm runtime, then drive Debian's Chromium with playwright-core.
-bash runtime-wasm/build.sh out/web/lantern
+# Browser: build the demo site (wasm runtime, Leptos UI, pages, bundle), then drive Debian's
+# Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
+bash site/build.sh out/web
 (cd tests/browser && npm ci --no-audit --no-fund --silent && node --test)

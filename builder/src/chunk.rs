@@ -24,6 +24,8 @@ pub struct Section {
 pub struct ParsedPage {
     pub title: String,
     pub sections: Vec<Section>,
+    /// The id of every heading in document order, empty sections' included.
+    pub anchors: Vec<String>,
 }
 
 /// A piece of a section, sized for the model.
@@ -155,19 +157,30 @@ pub fn title_from_path(rel: &str) -> String {
     }
 }
 
-/// Cuts a markdown page into sections.
-pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage {
-    let (fm_title, body) = front_matter(src);
-    let body: String = body
+/// Front matter title and the body without front matter or directive lines: the text that both
+/// the chunker and the HTML renderer parse, so anchors agree.
+pub fn clean_source(src: &str) -> (Option<String>, String) {
+    let (title, body) = front_matter(src);
+    let body = body
         .split_inclusive('\n')
         .filter(|l| !is_directive(l))
         .collect();
+    (title, body)
+}
 
+/// The markdown dialect Lantern reads (CommonMark plus the common GitHub extensions).
+pub fn parser(body: &str) -> Parser<'_> {
     let opts = Options::ENABLE_TABLES
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES;
+    Parser::new_ext(body, opts)
+}
+
+/// Cuts a markdown page into sections.
+pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage {
+    let (fm_title, body) = clean_source(src);
 
     struct Raw {
         level: Option<HeadingLevel>,
@@ -182,7 +195,7 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
         text: String::new(),
     }];
     let mut in_heading = false;
-    for event in Parser::new_ext(&body, opts) {
+    for event in parser(&body) {
         let cur = raws.last_mut().expect("always one section");
         let buf = if in_heading {
             &mut cur.heading
@@ -251,6 +264,7 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
     let mut slugger = Slugger::new(slugs);
     let mut stack: Vec<(HeadingLevel, String)> = Vec::new();
     let mut sections = Vec::new();
+    let mut anchors = Vec::new();
     for raw in raws {
         let heading = collapse_ws(&raw.heading);
         let anchor = match raw.level {
@@ -261,6 +275,7 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             },
         };
         if let Some(level) = raw.level {
+            anchors.push(anchor.clone());
             while stack.last().is_some_and(|(l, _)| *l >= level) {
                 stack.pop();
             }
@@ -284,7 +299,11 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             text,
         });
     }
-    ParsedPage { title, sections }
+    ParsedPage {
+        title,
+        sections,
+        anchors,
+    }
 }
 
 fn ensure_blank_line(buf: &mut String) {

@@ -47,6 +47,21 @@ enum Command {
     },
     /// Measure retrieval quality on labelled questions, per search mode.
     Eval(EvalArgs),
+    /// Render the docs to HTML pages with the search widget, and build their bundle beside them.
+    Site {
+        docs: PathBuf,
+        /// Output folder (pages, search.lantern).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Site name shown in the header.
+        #[arg(long, default_value = "Lantern")]
+        title: String,
+        /// Embedding cache [default: OUT.cache, outside the published folder].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+    },
     /// Serve a folder over HTTP on this machine (the demo site, browser tests).
     Serve {
         dir: PathBuf,
@@ -150,6 +165,37 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Build(args) => run_build(args),
         Command::Inspect { bundle } => inspect(&bundle),
+        Command::Site {
+            docs,
+            out,
+            title,
+            cache,
+            model_dir,
+        } => {
+            let config = Config::load(&docs.join(CONFIG_FILE))?;
+            let base = config.base_url.trim_end_matches('/').to_string();
+            let head = format!(
+                "<meta name=\"lantern-sw\" content=\"{base}/sw.js\">\n<script type=\"module\" src=\"{base}/lantern/widget.js\"></script>"
+            );
+            let n = lantern::render::render_site(&docs, &out, &config, &title, &head)?;
+            println!("rendered {n} pages into {}", out.display());
+            let mut cache_path = out.as_os_str().to_owned();
+            cache_path.push(".cache");
+            run_build(BuildArgs {
+                docs,
+                out: out.join("search.lantern"),
+                config: None,
+                include: Vec::new(),
+                exclude: Vec::new(),
+                base_url: None,
+                urls: None,
+                slugs: None,
+                cache: Some(cache.unwrap_or_else(|| PathBuf::from(cache_path))),
+                no_cache: false,
+                model_dir,
+                quiet: true,
+            })
+        }
         Command::Serve { dir, addr } => lantern::serve::serve(dir, addr),
         Command::Embed { text, model_dir } => {
             let model = Model::open(&model_dir.unwrap_or_else(model::default_dir))?;

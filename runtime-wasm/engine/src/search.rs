@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analyze::Analyzer;
 use crate::bm25::top_k;
@@ -28,7 +28,7 @@ const PREFIX_WEIGHT: f32 = 0.7;
 const MAX_PREFIX_TERMS: usize = 12;
 const EXCERPT_CHARS: usize = 220;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     #[default]
@@ -50,7 +50,7 @@ impl std::str::FromStr for Mode {
 }
 
 /// One retriever's view of a hit.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Signal {
     /// 1-based rank in that retriever's list.
@@ -59,7 +59,7 @@ pub struct Signal {
 }
 
 /// One matching chunk.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
     pub chunk: u32,
@@ -78,7 +78,7 @@ pub struct Hit {
 }
 
 /// Hits of one page, best section first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PageGroup {
     pub page: u32,
@@ -87,7 +87,7 @@ pub struct PageGroup {
     pub hits: Vec<Hit>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Results {
     /// The mode actually used (hybrid falls back to keyword without a query vector).

@@ -133,6 +133,13 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// Every stored vector with its chunk id, in graph order.
+    pub fn vectors(&self) -> impl Iterator<Item = (u32, &Vector)> {
+        self.graph
+            .iter()
+            .map(|(pid, p)| (self.graph.values[pid.into_inner() as usize], p))
+    }
+
     pub fn len(&self) -> usize {
         self.graph.values.len()
     }

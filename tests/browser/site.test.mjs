@@ -1,0 +1,160 @@
+// The reader's side in real headless Chromium: the demo site (out/web, from site/build.sh)
+// served by `lantern serve`, searched through the <lantern-search> widget.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, cpSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serve, browser, cli, root } from './harness.mjs';
+
+const shots = join(root, 'tests/browser/output');
+mkdirSync(shots, { recursive: true });
+let chrome;
+
+before(async () => { chrome = await browser(); });
+after(async () => { await chrome?.close(); });
+
+const shadow = (page, sel) => page.locator('lantern-search').first().locator(sel);
+
+async function openAndType(page, text) {
+  await page.keyboard.press('/');
+  const input = shadow(page, 'input');
+  await input.waitFor();
+  await input.fill(text);
+  return input;
+}
+
+/** A copy of the built demo site, so a test can stop its server or add pages. */
+function siteCopy() {
+  const dir = mkdtempSync(join(tmpdir(), 'lantern-site-'));
+  cpSync(join(root, 'out/web'), dir, { recursive: true });
+  return dir;
+}
+
+test('nothing loads before focus; keyword results first, then hybrid in place', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.waitForTimeout(300);
+    assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
+    const input = await openAndType(page, 'how do I keep results between builds');
+    await shadow(page, '.mode-used').filter({ hasText: 'keyword results' }).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(shots, 'keyword-results.png') });
+    assert.ok(await shadow(page, '[role=option]').count() > 0);
+    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(shots, 'hybrid-results.png') });
+    assert.equal(await input.inputValue(), 'how do I keep results between builds', 'the query survives the upgrade');
+    assert.match(await shadow(page, '.status').textContent(), /Hybrid/);
+    const listbox = shadow(page, '[role=listbox]');
+    assert.equal(await listbox.count(), 1);
+    assert.equal(await input.getAttribute('aria-expanded'), 'true');
+    assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('keyboard: arrows move, Enter opens the section, Esc closes', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.keyboard.press('Control+k');
+    const input = shadow(page, 'input');
+    await input.waitFor();
+    await input.fill('heading anchors slugs');
+    await shadow(page, '[role=option]').first().waitFor();
+    await page.keyboard.press('ArrowDown');
+    const active = await input.getAttribute('aria-activedescendant');
+    assert.equal(active, 'lantern-opt-1');
+    const href = await shadow(page, `#${active} a`).getAttribute('href');
+    await page.screenshot({ path: join(shots, 'keyboard-selection.png') });
+    await Promise.all([page.waitForURL((u) => u.href.endsWith(href)), page.keyboard.press('Enter')]);
+    const hash = new URL(page.url()).hash.slice(1);
+    if (hash) assert.equal(await page.locator(`[id="${hash}"]`).count(), 1, `anchor #${hash} exists on the page`);
+    await page.keyboard.press('/');
+    await shadow(page, 'input').waitFor();
+    await page.keyboard.press('Escape');
+    await shadow(page, '.overlay').waitFor({ state: 'hidden' });
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('no good match is said plainly, with the closest sources', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    await openAndType(page, 'what is the weather in Lisbon tomorrow');
+    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    await shadow(page, '.no-match').waitFor();
+    assert.ok(await shadow(page, '[role=option]').count() > 0, 'closest sources still listed');
+    await page.screenshot({ path: join(shots, 'no-good-match.png') });
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('hostile document text is shown as text and runs nothing', async () => {
+  const dir = siteCopy();
+  const docs = mkdtempSync(join(tmpdir(), 'lantern-hostile-'));
+  writeFileSync(join(docs, 'index.md'), '# Home\n\nWelcome.\n');
+  writeFileSync(join(docs, 'evil.md'), '# Evil page\n\nZebrafinch <img src=x onerror="window.__xss=1"> and <script>window.__xss=2</script> here, quoted: `<img src=x onerror="window.__xss=4">`.\n\n[click](javascript:window.__xss=3)\n');
+  cli('site', docs, '--out', dir, '--title', 'Hostile');
+  const server = await serve(dir);
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    await openAndType(page, 'zebrafinch');
+    const hit = shadow(page, '[role=option]').first();
+    await hit.waitFor();
+    const text = await hit.textContent();
+    assert.match(text, /<img src=x onerror=/, 'markup shown literally');
+    assert.equal(await shadow(page, '[role=option] img, [role=option] script').count(), 0);
+    await page.screenshot({ path: join(shots, 'hostile-text.png') });
+    await page.goto(server.url + 'evil.html');
+    await page.locator('a', { hasText: 'click' }).click();
+    await page.waitForTimeout(300);
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.match(await page.locator('main').textContent(), /<script>window.__xss=2<\/script>/);
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('offline: with the server stopped, a reload still searches', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    await page.reload();
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+    await openAndType(page, 'reciprocal rank fusion');
+    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    server.stop();
+    await new Promise((r) => setTimeout(r, 300));
+    await page.reload();
+    await openAndType(page, 'quantization scale');
+    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    const first = await shadow(page, '[role=option] .crumb').first().textContent();
+    assert.match(first, /Quantization|Bundle format/);
+    await page.screenshot({ path: join(shots, 'offline-search.png') });
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
