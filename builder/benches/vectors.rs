@@ -2,7 +2,8 @@
 //! bundle's size and at 4x and 16x (vectors replicated with small noise). This measurement is
 //! what decides `EXACT_SCAN_MAX` in the engine.
 //!
-//! cargo bench -p lantern --bench vectors -- BUNDLE [GOLDEN.jsonl...]
+//! cargo bench -p lantern --bench vectors -- BUNDLE [GOLDEN.jsonl...]   (absolute paths: cargo
+//! runs benches from the crate folder)
 
 use std::time::Instant;
 

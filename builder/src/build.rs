@@ -35,7 +35,7 @@ pub struct BuildReport {
     pub pages: usize,
     pub chunks: usize,
     pub skipped: Vec<Skipped>,
-    /// Chunks run through the model in this build.
+    /// Distinct chunk texts run through the model in this build.
     pub embedded: usize,
     /// Chunks whose vectors came from the cache.
     pub reused: usize,
@@ -130,8 +130,12 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .collect();
     let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
     let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|k| cache.get(k)).collect();
-    let todo: Vec<usize> = (0..texts.len()).filter(|&i| vectors[i].is_none()).collect();
-    let reused = texts.len() - todo.len();
+    // Identical texts (repeated sections, versioned copies of a page) are embedded once.
+    let mut seen = std::collections::HashSet::new();
+    let todo: Vec<usize> = (0..texts.len())
+        .filter(|&i| vectors[i].is_none() && seen.insert(keys[i]))
+        .collect();
+    let reused = texts.len() - vectors.iter().filter(|v| v.is_none()).count();
 
     let embed_start = Instant::now();
     let bar = if opts.progress && !todo.is_empty() {
@@ -162,8 +166,12 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     bar.finish_and_clear();
     let embed_time = embed_start.elapsed();
     for (i, v) in computed {
-        cache.insert(keys[i], v.clone());
-        vectors[i] = Some(v);
+        cache.insert(keys[i], v);
+    }
+    for (i, slot) in vectors.iter_mut().enumerate() {
+        if slot.is_none() {
+            *slot = cache.get(&keys[i]);
+        }
     }
     let vectors: Vec<Vec<f32>> = vectors
         .into_iter()

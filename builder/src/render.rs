@@ -143,7 +143,7 @@ pub fn render_site(
 </head>
 <body>
 <header><a class="brand" href="{base}/index.html">{site}</a><lantern-search></lantern-search></header>
-<div class="layout"><nav>{nav}</nav><main>
+<div class="layout"><nav>{nav}</nav><main data-pagefind-body>
 {body}
 </main></div>
 </body>

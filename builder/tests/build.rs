@@ -237,3 +237,21 @@ fn randomly_damaged_payloads_never_panic() {
     }
     eprintln!("{decoded} of 400 damaged bundles still decoded and were searched");
 }
+
+#[test]
+fn identical_sections_are_embedded_once() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let text = std::fs::read_to_string(docs.path().join("guide/colors.md")).unwrap();
+    write(docs.path(), "v2/guide/colors.md", &text);
+    let out = tempfile::tempdir().unwrap();
+    let r = build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    assert_eq!(r.pages, 4);
+    assert_eq!(
+        r.embedded + 2,
+        r.chunks,
+        "the copied page's two sections reuse the original's vectors"
+    );
+    let b = Bundle::from_bytes(&std::fs::read(out.path().join("b")).unwrap()).unwrap();
+    assert_eq!(b.payload.vectors.len(), r.chunks);
+}

@@ -1,0 +1,89 @@
+// What a reader pays, in headless Chromium on localhost against the demo site (out/web):
+// bytes over the wire and time until the first keyword result and the first hybrid result,
+// cold (empty cache) and warm (second visit: HTTP cache and service worker), per-query
+// latency once hybrid is ready, and the gzipped size of every asset.
+import { readdirSync, statSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { join, relative } from 'node:path';
+import { serve, browser, root } from '../tests/browser/harness.mjs';
+
+const web = join(root, 'out/web');
+const server = await serve(web);
+const chrome = await browser();
+const ctx = await chrome.newContext();
+const kb = (b) => `${(b / 1024).toFixed(1)} KiB`;
+
+async function visit(label) {
+  const page = await ctx.newPage();
+  const cdp = await ctx.newCDPSession(page);
+  await cdp.send('Network.enable');
+  let bytes = 0;
+  cdp.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; });
+  await page.goto(server.url + 'index.html');
+  await page.waitForLoadState('networkidle');
+  const pageBytes = bytes;
+  const t0 = Date.now();
+  await page.keyboard.press('/');
+  const w = page.locator('lantern-search').first();
+  await w.locator('input').waitFor();
+  await w.locator('input').fill('how do I keep results between builds');
+  await w.locator('.mode-used').filter({ hasText: /keyword|hybrid/ }).first().waitFor({ timeout: 60_000 });
+  const kw = { ms: Date.now() - t0, bytes: bytes - pageBytes };
+  await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
+  const hy = { ms: Date.now() - t0, bytes: bytes - pageBytes };
+  console.log(`| ${label} | ${kb(pageBytes)} | ${kb(kw.bytes)} | ${kw.ms} | ${kb(hy.bytes)} | ${hy.ms} |`);
+  return page;
+}
+
+console.log('| visit | page load | bytes to first keyword result | ms | bytes to first hybrid result | ms |');
+console.log('|---|---|---|---|---|---|');
+const first = await visit('cold');
+await first.evaluate(() => navigator.serviceWorker.ready);
+await first.close();
+const warm = await visit('warm (second visit)');
+
+// Per-query latency in the page once hybrid is ready (embed in the worker + search + fuse).
+const queries = readFileSync(join(root, 'golden/lantern-docs.jsonl'), 'utf8').split('\n').filter(Boolean)
+  .map((l) => JSON.parse(l).query);
+const lat = await warm.evaluate(async (qs) => {
+  const { Lantern } = await import('/lantern/lantern.js');
+  const l = await Lantern.load('/search.lantern');
+  const t0 = performance.now();
+  await l.loadSemantic({ modelUrl: '/model/model.onnx', tokenizerUrl: '/model/tokenizer.json' });
+  const startup = performance.now() - t0;
+  const embed = [], search = [], keyword = [];
+  for (let i = 0; i < 110; i++) {
+    const q = qs[i % qs.length] + (i >= qs.length ? ` ${i}` : '');
+    let t = performance.now();
+    const v = await l.embed(q);
+    embed.push(performance.now() - t);
+    t = performance.now();
+    l.searchKeyword(q);
+    keyword.push(performance.now() - t);
+    t = performance.now();
+    await l.search(q, { mode: 'hybrid' });
+    search.push(performance.now() - t);
+  }
+  const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * p))]; };
+  return { startup, n: embed.length, embed: [pct(embed, 0.5), pct(embed, 0.95)], keyword: [pct(keyword, 0.5), pct(keyword, 0.95)], hybrid: [pct(search, 0.5), pct(search, 0.95)] };
+}, queries);
+console.log(`\nembedder start-up (warm cache): ${lat.startup.toFixed(0)} ms; over ${lat.n} queries, p50 / p95 ms:`);
+console.log(`| step | p50 | p95 |\n|---|---|---|`);
+console.log(`| embed query (worker) | ${lat.embed[0].toFixed(1)} | ${lat.embed[1].toFixed(1)} |`);
+console.log(`| keyword search | ${lat.keyword[0].toFixed(2)} | ${lat.keyword[1].toFixed(2)} |`);
+console.log(`| hybrid search incl. embedding | ${lat.hybrid[0].toFixed(1)} | ${lat.hybrid[1].toFixed(1)} |`);
+await chrome.close();
+server.stop();
+
+// Asset sizes.
+function files(dir) {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : [p];
+  });
+}
+console.log('\n| asset | bytes | gzipped |\n|---|---|---|');
+for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.onnx|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
+  const b = readFileSync(f);
+  console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} |`);
+}
