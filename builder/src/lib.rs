@@ -8,6 +8,7 @@ pub mod chunk;
 pub mod config;
 pub mod eval;
 pub mod model;
+pub mod proxy;
 pub mod render;
 pub mod serve;
 pub mod source;

@@ -62,6 +62,23 @@ enum Command {
         #[arg(long)]
         model_dir: Option<PathBuf>,
     },
+    /// Forward questions with their passages to an OpenAI-compatible LLM, holding the API key
+    /// (from LANTERN_UPSTREAM_API_KEY) server-side.
+    Proxy {
+        /// Base URL of the chat-completions API, e.g. https://api.openai.com/v1.
+        #[arg(long)]
+        upstream: String,
+        #[arg(long)]
+        model: String,
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        addr: std::net::SocketAddr,
+        /// Origin allowed to call from a browser (repeatable).
+        #[arg(long = "allow-origin")]
+        allow_origin: Vec<String>,
+        /// Requests per client per minute.
+        #[arg(long, default_value_t = 20)]
+        rate: u32,
+    },
     /// Serve a folder over HTTP on this machine (the demo site, browser tests).
     Serve {
         dir: PathBuf,
@@ -195,6 +212,18 @@ fn run(cli: Cli) -> Result<()> {
                 model_dir,
                 quiet: true,
             })
+        }
+        Command::Proxy {
+            upstream,
+            model,
+            addr,
+            allow_origin,
+            rate,
+        } => {
+            let mut c = lantern::proxy::ProxyConfig::new(&upstream, &model);
+            c.allowed_origins = allow_origin;
+            c.rate_per_minute = rate;
+            lantern::proxy::run(c, addr)
         }
         Command::Serve { dir, addr } => lantern::serve::serve(dir, addr),
         Command::Embed { text, model_dir } => {

@@ -6,6 +6,7 @@
 //! [`search`] answers a [`query`] by fusing keyword and vector results.
 
 pub mod analyze;
+pub mod answer;
 pub mod bm25;
 pub mod bundle;
 pub mod query;
