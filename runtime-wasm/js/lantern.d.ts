@@ -43,6 +43,12 @@ export interface Results {
   bestCosine: number | null;
 }
 
+export interface Passage { n: number; chunk: number; url: string; breadcrumb: string; text: string }
+
+export type AskOutcome =
+  | { status: 'answered'; text: string; cited: number[]; passages: Passage[] }
+  | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages?: Passage[]; results?: Results };
+
 export declare class Lantern {
   static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
   readonly info: BundleInfo;
@@ -51,4 +57,5 @@ export declare class Lantern {
   embed(text: string): Promise<Float32Array>;
   search(query: string, options?: { mode?: Mode; k?: number }): Promise<Results>;
   searchKeyword(query: string, options?: { k?: number }): Results;
+  ask(question: string, options: { proxy: string; onDelta?: (textSoFar: string, attempt: number) => void }): Promise<AskOutcome>;
 }

@@ -4,6 +4,39 @@
 import initSearch, { SearchIndex } from './pkg/lantern_search_wasm.js';
 import { fetchBytes } from './fetch.js';
 
+/** Posts to the proxy and reads its server-sent events; returns the whole answer text. */
+async function streamAnswer(proxy, request, onText) {
+  const res = await fetch(new URL('answer', proxy.endsWith('/') ? proxy : proxy + '/'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  });
+  if (!res.ok) {
+    let message = `answer service: HTTP ${res.status}`;
+    try { message = (await res.json()).error.message || message; } catch { /* not JSON */ }
+    throw new Error(message);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  let text = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += value;
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const event = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      if (event.startsWith('event: error')) throw new Error('the answer stream failed');
+      const data = event.split('\n').find((l) => l.startsWith('data: '));
+      if (!data || event.startsWith('event: done')) continue;
+      const delta = JSON.parse(data.slice(6)).delta;
+      if (delta) { text += delta; onText(text); }
+    }
+  }
+  return text;
+}
+
 export class Lantern {
   #index;
   #info;
@@ -92,6 +125,27 @@ export class Lantern {
     let vector;
     if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
     return this.#index.search(query, mode, k, vector);
+  }
+
+  /**
+   * Asks for a cited answer through the proxy at `proxy`. Streams text to `onDelta(text,
+   * attempt)`. Resolves to { status: 'answered', text, cited, passages } or
+   * { status: 'abstained', reason, passages?, results? }; the citations are verified here, not
+   * trusted, with one corrective retry.
+   */
+  async ask(question, { proxy, onDelta } = {}) {
+    const vector = this.#ready && question.trim() ? await this.embed(question) : undefined;
+    const prep = this.#index.answerRequest(question, vector);
+    if (prep.abstain) return { status: 'abstained', reason: prep.abstain, results: prep.results };
+    let request = prep.request;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const text = await streamAnswer(proxy, request, (t) => onDelta?.(t, attempt));
+      const v = this.#index.verifyAnswer(text, request.passages.length, attempt === 1);
+      if (v.verdict === 'accept') return { status: 'answered', text, cited: v.cited, passages: request.passages };
+      if (v.verdict === 'abstain') return { status: 'abstained', reason: v.reason, passages: request.passages };
+      request = { ...request, correction: v.correction };
+    }
+    return { status: 'abstained', reason: 'unverifiable_citations', passages: request.passages };
   }
 
   /** Keyword search, synchronously. */

@@ -5,6 +5,7 @@
 //   <script type="module" src="/lantern/widget.js"></script>
 //   <lantern-search bundle="/search.lantern" model="/model/"></lantern-search>
 //   <lantern-search page></lantern-search>          (a full search page, reads ?q=)
+//   <lantern-search proxy="https://ask.example/"> (enables "Ask": cited answers via lantern proxy)
 
 const here = new URL('.', import.meta.url);
 
@@ -55,7 +56,10 @@ class LanternSearch extends HTMLElement {
       await ui.default({ module_or_path: new URL('ui/lantern_ui_bg.wasm', here).href });
       const bundle = new URL(this.getAttribute('bundle') || '../search.lantern', here).href;
       const model = new URL(this.getAttribute('model') || '../model/', here).href;
+      const proxy = this.getAttribute('proxy') || null;
       const bridge = {
+        proxy,
+        ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
         loadBundle: (onProgress) => Lantern.load(bundle, { onProgress }),
         loadSemantic: (rt, onProgress) => rt.loadSemantic({
           modelUrl: new URL('model.onnx', model).href,

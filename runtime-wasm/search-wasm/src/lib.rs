@@ -2,6 +2,7 @@
 //! search logic of its own; it converts types and, for JavaScript, turns byte offsets into
 //! UTF-16 offsets.
 
+use lantern_engine::answer::{self, Verdict};
 use lantern_engine::{Bundle, Engine, Mode};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
@@ -81,6 +82,50 @@ impl SearchIndex {
             }
         }
         to_js(&results)
+    }
+}
+
+#[wasm_bindgen]
+impl SearchIndex {
+    /// Searches (hybrid when `vector` is given) and builds the request for the answer proxy:
+    /// `{ request }`, or `{ abstain: "no_good_match", results }` when no model should be asked.
+    #[wasm_bindgen(js_name = answerRequest)]
+    pub fn answer_request(
+        &self,
+        question: &str,
+        vector: Option<Vec<f32>>,
+    ) -> Result<JsValue, JsError> {
+        let results = self.engine.search(
+            question,
+            vector.as_deref(),
+            Mode::Hybrid,
+            answer::MAX_PASSAGES,
+        );
+        match answer::request(&self.engine, question, &results) {
+            Ok(request) => to_js(&serde_json::json!({ "request": request })),
+            Err(reason) => to_js(&serde_json::json!({ "abstain": reason, "results": results })),
+        }
+    }
+
+    /// Checks an answer's citations against the `sent` passages: `{ verdict: "accept", cited }`,
+    /// `{ verdict: "retry", correction }` or `{ verdict: "abstain", reason }`.
+    #[wasm_bindgen(js_name = verifyAnswer)]
+    pub fn verify_answer(
+        &self,
+        text: &str,
+        sent: usize,
+        retried: bool,
+    ) -> Result<JsValue, JsError> {
+        let v = match answer::verify(text, sent, retried) {
+            Verdict::Accept { cited } => serde_json::json!({ "verdict": "accept", "cited": cited }),
+            Verdict::Retry { correction } => {
+                serde_json::json!({ "verdict": "retry", "correction": correction })
+            }
+            Verdict::Abstain(reason) => {
+                serde_json::json!({ "verdict": "abstain", "reason": reason })
+            }
+        };
+        to_js(&v)
     }
 }
 

@@ -12,7 +12,16 @@ use wasm_bindgen::prelude::*;
 use web_sys::KeyboardEvent;
 
 use lantern_engine::search::{Hit, Mode, Results};
-use runtime::{Bridge, Progress, Runtime};
+use runtime::{AskOutcome, Bridge, Progress, Runtime};
+
+/// The answer panel's state.
+#[derive(Clone, Debug, PartialEq)]
+enum Answer {
+    None,
+    Streaming(String),
+    Done(AskOutcome),
+    Failed(String),
+}
 
 const K: u32 = 12;
 
@@ -78,6 +87,9 @@ fn Search(
     let runtime = StoredValue::new_local(None::<Runtime>);
     let seq = StoredValue::new(0u64);
     let input_ref = NodeRef::<leptos::html::Input>::new();
+    let answer = RwSignal::new(Answer::None);
+    let show_passages = RwSignal::new(false);
+    let can_ask = bridge.with_value(|b| b.proxy().is_some());
     let dialog_ref = NodeRef::<leptos::html::Div>::new();
 
     // Runs the current query; stale answers (an older sequence number) are dropped.
@@ -360,7 +372,34 @@ fn Search(
                     {mode_button(Mode::Hybrid, "Hybrid")}
                     {mode_button(Mode::Keyword, "Keyword")}
                     {mode_button(Mode::Vector, "Semantic")}
+                    {can_ask
+                        .then(|| {
+                            view! {
+                                <button
+                                    type="button"
+                                    class="ask"
+                                    disabled=move || query.get().trim().is_empty() || matches!(answer.get(), Answer::Streaming(_))
+                                    on:click=move |_| {
+                                        let Some(rt) = runtime.get_value() else { return };
+                                        let q = query.get_untracked();
+                                        show_passages.set(false);
+                                        answer.set(Answer::Streaming(String::new()));
+                                        spawn_local(async move {
+                                            let b = bridge.get_value();
+                                            let r = runtime::ask(&b, &rt, &q, move |t| answer.set(Answer::Streaming(t))).await;
+                                            answer.set(match r {
+                                                Ok(o) => Answer::Done(o),
+                                                Err(e) => Answer::Failed(e),
+                                            });
+                                        });
+                                    }
+                                >
+                                    "Ask"
+                                </button>
+                            }
+                        })}
                 </div>
+                {move || answer_panel(answer.get(), show_passages)}
                 <p class="status" aria-live="polite" data-stage=move || format!("{:?}", stage.get()).split('(').next().unwrap_or("").to_lowercase()>
                     {move || loading().then(|| view! { <span class="spinner" aria-hidden="true"></span> })}
                     {status}
@@ -370,6 +409,92 @@ fn Search(
             </div>
         </div>
     }
+}
+
+/// The answer: streamed text while it arrives, then the verified answer with its citations as
+/// links to the passages' sections, or the reason there is none. All text, never HTML.
+fn answer_panel(a: Answer, show: RwSignal<bool>) -> impl IntoView {
+    let body = match a {
+        Answer::None => return None,
+        Answer::Streaming(t) => view! {
+            <p class="answer-status" role="status">"Writing an answer from the docs…"</p>
+            <p class="answer-draft">{t}</p>
+        }
+        .into_any(),
+        Answer::Failed(e) => {
+            view! { <p class="answer-status" role="alert">{format!("No answer: {e}")}</p> }
+                .into_any()
+        }
+        Answer::Done(o) if o.status == "answered" => {
+            let passages = o.passages.clone();
+            let paras = o
+                .text
+                .split("\n\n")
+                .filter(|p| !p.trim().is_empty())
+                .map(|p| {
+                    let parts = citation_parts(p)
+                        .into_iter()
+                        .map(|(text, n)| match n.and_then(|n| passages.iter().find(|x| x.n == n)) {
+                            Some(x) => view! { <a class="cite" href=x.url.clone() title=x.breadcrumb.clone()>{text}</a> }.into_any(),
+                            None => text.into_any(),
+                        })
+                        .collect_view();
+                    view! { <p>{parts}</p> }
+                })
+                .collect_view();
+            let list = o
+                .passages
+                .into_iter()
+                .map(|x| view! { <li><a href=x.url>{format!("[{}] {}", x.n, x.breadcrumb)}</a><p>{x.text}</p></li> })
+                .collect_view();
+            view! {
+                <div class="answer-text">{paras}</div>
+                <button type="button" class="why" on:click=move |_| show.update(|s| *s = !*s) aria-expanded=move || show.get().to_string()>
+                    "passages used"
+                </button>
+                <ol class="passages" hidden=move || !show.get()>{list}</ol>
+            }
+            .into_any()
+        }
+        Answer::Done(o) => {
+            let why = match o.reason.as_deref() {
+                Some("no_good_match") => "I couldn't find this in the docs. The closest sections are listed below.",
+                Some("not_in_context") => "The most relevant passages do not contain the answer.",
+                _ => "An answer came back but its citations could not be verified against the docs, so it is not shown.",
+            };
+            view! { <p class="answer-status abstained" role="status">{why}</p> }.into_any()
+        }
+    };
+    Some(view! { <section class="answer" aria-label="Answer">{body}</section> })
+}
+
+/// Splits text into plain pieces and `[n]` citation markers.
+fn citation_parts(text: &str) -> Vec<(String, Option<u32>)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('[') {
+        let after = &rest[i + 1..];
+        match after
+            .find(']')
+            .and_then(|j| after[..j].trim().parse::<u32>().ok().map(|n| (j, n)))
+        {
+            Some((j, n)) => {
+                if i > 0 {
+                    out.push((rest[..i].to_string(), None));
+                }
+                out.push((format!("[{n}]"), Some(n)));
+                rest = &after[j + 1..];
+            }
+            None => {
+                out.push((rest[..=i].to_string(), None));
+                rest = after;
+            }
+        }
+    }
+    if !rest.is_empty() {
+        out.push((rest.to_string(), None));
+    }
+    out
 }
 
 /// One result row: a link to the section, its breadcrumb, the highlighted excerpt and, on

@@ -5,7 +5,35 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use lantern_engine::answer::Passage;
 use lantern_engine::search::Results;
+
+/// How an ask ended (see `Lantern.ask` in lantern.js).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+pub struct AskOutcome {
+    pub status: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub passages: Vec<Passage>,
+}
+
+/// Asks for a cited answer; `on_text` receives the answer so far while it streams.
+pub async fn ask(
+    bridge: &Bridge,
+    runtime: &Runtime,
+    question: &str,
+    on_text: impl Fn(String) + 'static,
+) -> Result<AskOutcome, String> {
+    let cb = Closure::<dyn Fn(JsValue)>::new(move |t: JsValue| {
+        on_text(t.as_string().unwrap_or_default())
+    });
+    let p = bridge.ask_js(runtime, question, &cb.into_js_value());
+    let v = JsFuture::from(p).await.map_err(message)?;
+    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+}
 
 #[wasm_bindgen]
 extern "C" {
@@ -16,6 +44,11 @@ extern "C" {
     fn load_bundle(this: &Bridge, on_progress: &JsValue) -> Promise;
     #[wasm_bindgen(method, js_name = loadSemantic)]
     fn load_semantic(this: &Bridge, runtime: &Runtime, on_progress: &JsValue) -> Promise;
+    /// The answer proxy's URL; asking is off without one.
+    #[wasm_bindgen(method, getter)]
+    pub fn proxy(this: &Bridge) -> Option<String>;
+    #[wasm_bindgen(method, js_name = ask)]
+    fn ask_js(this: &Bridge, runtime: &Runtime, question: &str, on_delta: &JsValue) -> Promise;
 
     /// A `Lantern` instance.
     #[derive(Clone)]
