@@ -2,6 +2,7 @@
 //! search bundle. Data flows one way: [`source`] -> [`chunk`] -> [`build`] (with [`cache`] and
 //! [`model`]) -> bundle file.
 
+pub mod ask;
 pub mod build;
 pub mod cache;
 pub mod chunk;

@@ -62,6 +62,19 @@ enum Command {
         #[arg(long)]
         model_dir: Option<PathBuf>,
     },
+    /// Ask for a cited answer through a running `lantern proxy`; with --golden, evaluate answers
+    /// over labelled questions instead (opt-in: needs a real model behind the proxy).
+    Ask {
+        bundle: PathBuf,
+        /// The question (omit with --golden).
+        text: Option<String>,
+        #[arg(long)]
+        proxy: String,
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+    },
     /// Forward questions with their passages to an OpenAI-compatible LLM, holding the API key
     /// (from LANTERN_UPSTREAM_API_KEY) server-side.
     Proxy {
@@ -213,6 +226,13 @@ fn run(cli: Cli) -> Result<()> {
                 quiet: true,
             })
         }
+        Command::Ask {
+            bundle,
+            text,
+            proxy,
+            golden,
+            model_dir,
+        } => run_ask(&bundle, text, &proxy, golden, model_dir),
         Command::Proxy {
             upstream,
             model,
@@ -547,6 +567,83 @@ fn run_eval(args: EvalArgs) -> Result<()> {
     if !failures.is_empty() {
         anyhow::bail!("quality gate failed: {}", failures.join("; "));
     }
+    Ok(())
+}
+
+fn run_ask(
+    bundle: &PathBuf,
+    text: Option<String>,
+    proxy: &str,
+    golden: Option<PathBuf>,
+    model_dir: Option<PathBuf>,
+) -> Result<()> {
+    use lantern::ask::{ask, AskOutcome};
+    let bundle = load(bundle)?;
+    let model = Model::open(&model_dir.unwrap_or_else(model::default_dir))?;
+    bundle.check_model(&model.manifest.sha256)?;
+    let embedder = model.embedder()?;
+    let engine = Engine::new(bundle);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let Some(golden) = golden else {
+        let q = text.context("give a question, or --golden FILE")?;
+        let v = embedder.embed(&q)?;
+        match rt.block_on(ask(&engine, Some(&v), proxy, &q))? {
+            AskOutcome::Answered { text, passages, .. } => {
+                println!("{text}\n");
+                for p in passages {
+                    println!("[{}] {}  {}", p.n, p.breadcrumb, p.url);
+                }
+            }
+            AskOutcome::Abstained { reason, .. } => println!("No answer ({reason:?})."),
+        }
+        return Ok(());
+    };
+    // Opt-in answer evaluation over a golden set.
+    let questions = lantern::eval::load_golden(&golden)?;
+    let (mut answerable, mut answered, mut unanswerable, mut abstained) = (0, 0, 0, 0);
+    let (mut model_answers, mut verified) = (0, 0);
+    for q in &questions {
+        let v = embedder.embed(&q.query)?;
+        let out = rt.block_on(ask(&engine, Some(&v), proxy, &q.query))?;
+        let ok = matches!(out, AskOutcome::Answered { .. });
+        match &out {
+            AskOutcome::Answered { .. } => {
+                model_answers += 1;
+                verified += 1;
+            }
+            AskOutcome::Abstained {
+                reason,
+                model_calls,
+            } => {
+                if *model_calls > 0 && *reason != lantern_engine::answer::Abstention::NotInContext {
+                    model_answers += 1;
+                }
+            }
+        }
+        if q.answerable() {
+            answerable += 1;
+            answered += ok as usize;
+        } else {
+            unanswerable += 1;
+            abstained += (!ok) as usize;
+        }
+        println!("{:<10} {}", q.id, if ok { "answered" } else { "abstained" });
+    }
+    let pct = |a: usize, b: usize| {
+        if b == 0 {
+            0.0
+        } else {
+            100.0 * a as f64 / b as f64
+        }
+    };
+    println!(
+        "coverage {:.0}% of answerable; citation validity {:.0}% of model answers; abstention {:.0}% of unanswerable",
+        pct(answered, answerable),
+        pct(verified, model_answers),
+        pct(abstained, unanswerable)
+    );
     Ok(())
 }
 

@@ -12,8 +12,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
+use lantern::ask::AskOutcome;
 use lantern::proxy::{router, ProxyConfig};
-use lantern_engine::answer::{verify, Abstention, AnswerRequest, Passage, Verdict};
+use lantern_engine::answer::{Abstention, AnswerRequest, Passage};
 
 /// What the test double does for one request.
 enum Reply {
@@ -143,18 +144,12 @@ async fn post_answer(
     (status, body, answer)
 }
 
-/// The ask loop the runtime runs: verify, one corrective retry, then abstain.
-async fn ask(base: &str, mut req: AnswerRequest) -> Result<(String, Vec<u32>), Abstention> {
-    for attempt in 0..2 {
-        let (status, _, text) = post_answer(base, &req, None).await;
-        assert_eq!(status, 200);
-        match verify(&text, req.passages.len(), attempt == 1) {
-            Verdict::Accept { cited } => return Ok((text, cited)),
-            Verdict::Retry { correction } => req.correction = Some(correction),
-            Verdict::Abstain(a) => return Err(a),
-        }
+/// The runtime's ask loop (lantern::ask), reduced to what these tests check.
+async fn ask(base: &str, req: AnswerRequest) -> Result<(String, Vec<u32>), Abstention> {
+    match lantern::ask::ask_with(base, req).await.unwrap() {
+        AskOutcome::Answered { text, cited, .. } => Ok((text, cited)),
+        AskOutcome::Abstained { reason, .. } => Err(reason),
     }
-    unreachable!()
 }
 
 #[tokio::test]
