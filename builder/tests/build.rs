@@ -4,6 +4,17 @@
 mod common;
 
 use common::{build_dir, model, sample_docs, write};
+
+/// The sample docs built into `out/b`; returns both folders (kept alive) and the bundle bytes.
+fn built_sample() -> (tempfile::TempDir, tempfile::TempDir, Vec<u8>) {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b");
+    build_dir(docs.path(), &path, None).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (docs, out, bytes)
+}
 use lantern_engine::bundle::{Bundle, BundleError};
 
 #[test]
@@ -153,12 +164,7 @@ fn failed_build_keeps_the_previous_bundle_intact() {
 
 #[test]
 fn damaged_and_foreign_bundles_are_rejected() {
-    let docs = tempfile::tempdir().unwrap();
-    sample_docs(docs.path());
-    let out = tempfile::tempdir().unwrap();
-    let path = out.path().join("b");
-    build_dir(docs.path(), &path, None).unwrap();
-    let good = std::fs::read(&path).unwrap();
+    let (_docs, _out, good) = built_sample();
 
     assert!(matches!(
         Bundle::from_bytes(&good[..good.len() / 2]),
@@ -200,12 +206,7 @@ fn damaged_and_foreign_bundles_are_rejected() {
 /// Random damage behind a valid checksum reaches the decoder and the engine: errors, never panics.
 #[test]
 fn randomly_damaged_payloads_never_panic() {
-    let docs = tempfile::tempdir().unwrap();
-    sample_docs(docs.path());
-    let out = tempfile::tempdir().unwrap();
-    let path = out.path().join("b");
-    build_dir(docs.path(), &path, None).unwrap();
-    let good = std::fs::read(&path).unwrap();
+    let (_docs, _out, good) = built_sample();
     let body = 28; // fixed prefix length
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
