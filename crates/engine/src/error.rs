@@ -1,0 +1,55 @@
+//! The one error type of the engine.
+
+/// Everything the engine can refuse: a file that is not a usable bundle, a bundle made by another
+/// model, an unknown search mode, or a broken answer stream.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// The bytes do not start with the bundle's magic number.
+    #[error("not a Lantern bundle (bad magic bytes)")]
+    BadMagic,
+    /// The bundle was written in a format version this build cannot read.
+    #[error("bundle format version {found} is not supported (this build reads version {supported}); rebuild the bundle with a matching `lantern`")]
+    UnsupportedVersion {
+        /// Version in the file.
+        found: u32,
+        /// Version this build reads.
+        supported: u32,
+    },
+    /// The file is shorter than its prefix says.
+    #[error("bundle is truncated: expected {expected} bytes, found {found}")]
+    Truncated {
+        /// Bytes the prefix announces.
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// The checksum over header and payload does not match.
+    #[error("bundle checksum mismatch: the file is corrupt")]
+    Checksum,
+    /// The header or payload could not be decoded.
+    #[error("bundle could not be decoded: {0}")]
+    Decode(String),
+    /// The bundle could not be encoded.
+    #[error("bundle could not be encoded: {0}")]
+    Encode(String),
+    /// The bundle's vectors come from another model than the runtime's.
+    #[error("bundle was built with model {bundle} but this runtime has {runtime}; rebuild the bundle or load the matching model")]
+    ModelMismatch {
+        /// Model named by the bundle.
+        bundle: String,
+        /// Model of the runtime.
+        runtime: String,
+    },
+    /// Decoded, but its parts do not refer to each other correctly.
+    #[error("bundle is inconsistent: {0}")]
+    Inconsistent(String),
+    /// A search mode name that is not `hybrid`, `vector` (or `semantic`) or `keyword`.
+    #[error("unknown mode {0:?} (hybrid, vector or keyword)")]
+    UnknownMode(String),
+    /// The answer service's event stream failed or broke the protocol.
+    #[error("{0}")]
+    AnswerStream(String),
+}
+
+/// The engine's result type.
+pub type Result<T> = std::result::Result<T, Error>;

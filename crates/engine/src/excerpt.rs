@@ -1,0 +1,157 @@
+//! Excerpts: a window of a chunk's text around its densest cluster of matched words, with
+//! the matched words' positions for highlighting.
+
+use std::collections::HashSet;
+
+use crate::analyze::Token;
+use crate::query::Query;
+use crate::search::Engine;
+
+const EXCERPT_CHARS: usize = 220;
+
+/// Words to highlight: the query's terms and, for the word being typed, its prefix.
+pub(crate) type HighlightTerms = (HashSet<String>, Option<String>);
+
+impl Engine {
+    /// Terms whose words get highlighted: the query's terms and, for the typed word, its prefix.
+    pub(crate) fn highlight_terms(&self, query: &Query) -> HighlightTerms {
+        let terms = query
+            .words
+            .iter()
+            .filter_map(|w| self.analyzer.term(w))
+            .chain(
+                query
+                    .phrases
+                    .iter()
+                    .flatten()
+                    .filter_map(|w| self.analyzer.term(w)),
+            );
+        let prefix = query
+            .last_is_prefix
+            .then(|| query.words.last().map(|w| w.to_lowercase()))
+            .flatten();
+        (terms.collect(), prefix)
+    }
+
+    /// A window of the chunk text around its densest cluster of matched words, with the byte
+    /// ranges of those words.
+    pub(crate) fn excerpt(
+        &self,
+        text: &str,
+        (terms, prefix): &HighlightTerms,
+    ) -> (String, Vec<(u32, u32)>) {
+        let tokens = self.analyzer.tokens(text);
+        let is_match = |t: &Token| {
+            let word = text[t.start..t.end].to_lowercase();
+            t.term.as_ref().is_some_and(|term| terms.contains(term))
+                || prefix
+                    .as_ref()
+                    .is_some_and(|p| word.starts_with(p.as_str()))
+        };
+        let matches: Vec<(usize, usize)> = tokens
+            .iter()
+            .filter(|t| is_match(t))
+            .map(|t| (t.start, t.end))
+            .collect();
+        // Start at the match whose window holds the most matches.
+        let mut start = 0;
+        let mut best = 0;
+        for &(s, _) in &matches {
+            let n = matches
+                .iter()
+                .filter(|&&(m, _)| m >= s && m < s + EXCERPT_CHARS)
+                .count();
+            if n > best {
+                best = n;
+                start = s;
+            }
+        }
+        // Back up a little for context, to a char and word boundary.
+        let mut from = start.saturating_sub(40);
+        while from > 0 && !text.is_char_boundary(from) {
+            from -= 1;
+        }
+        if from > 0 {
+            if let Some(sp) = text[from..start].find(char::is_whitespace) {
+                from += sp + 1;
+            }
+        }
+        let mut to = (from + EXCERPT_CHARS).min(text.len());
+        while to < text.len() && !text.is_char_boundary(to) {
+            to += 1;
+        }
+        if to < text.len() {
+            if let Some(sp) = text[from..to].rfind(char::is_whitespace) {
+                if sp > 0 {
+                    to = from + sp;
+                }
+            }
+        }
+        let lead = if from > 0 { "…" } else { "" };
+        let tail = if to < text.len() { "…" } else { "" };
+        let body = &text[from..to];
+        let excerpt = format!("{lead}{body}{tail}");
+        let shift = lead.len();
+        // Offsets in UTF-16 code units: what JavaScript strings index by, and the one unit every
+        // consumer of `Hit::highlights` (the UI, the JS API, JSON output) reads.
+        let utf16 = |b: usize| excerpt[..b].encode_utf16().count() as u32;
+        let highlights = matches
+            .iter()
+            .filter(|&&(s, e)| s >= from && e <= to)
+            .map(|&(s, e)| (utf16(s - from + shift), utf16(e - from + shift)))
+            .collect();
+        (excerpt, highlights)
+    }
+}
+
+/// Splits `text` at `Hit::highlights`-style UTF-16 ranges into (segment, highlighted) pairs, so a
+/// UI can build highlights as separate text nodes and never as markup.
+pub fn highlight_segments(text: &str, ranges: &[(u32, u32)]) -> Vec<(String, bool)> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let mut ranges: Vec<(usize, usize)> = ranges
+        .iter()
+        .map(|&(s, e)| (s as usize, (e as usize).min(units.len())))
+        .filter(|(s, e)| s < e)
+        .collect();
+    ranges.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (s, e) in ranges {
+        if s < at {
+            continue;
+        }
+        if s > at {
+            out.push((String::from_utf16_lossy(&units[at..s]), false));
+        }
+        out.push((String::from_utf16_lossy(&units[s..e]), true));
+        at = e;
+    }
+    if at < units.len() {
+        out.push((String::from_utf16_lossy(&units[at..]), false));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_utf16_ranges() {
+        let s = highlight_segments("a café <b> here", &[(2, 6), (7, 10)]);
+        assert_eq!(
+            s,
+            vec![
+                ("a ".into(), false),
+                ("café".into(), true),
+                (" ".into(), false),
+                ("<b>".into(), true),
+                (" here".into(), false)
+            ]
+        );
+        assert_eq!(
+            highlight_segments("x", &[(0, 9), (0, 1)]),
+            vec![("x".to_string(), true)]
+        );
+    }
+}

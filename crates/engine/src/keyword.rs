@@ -1,0 +1,174 @@
+//! Keyword retrieval: BM25 over the query's words with quoted phrases, a prefix for the word
+//! being typed, and one-edit typo tolerance for longer words.
+
+use std::collections::HashMap;
+
+use crate::bm25::top_k;
+use crate::query::Query;
+use crate::search::Engine;
+
+/// Typo matches count this much of an exact match, so exact hits rank first.
+const TYPO_WEIGHT: f32 = 0.4;
+/// Prefix expansions of the word being typed count this much.
+const PREFIX_WEIGHT: f32 = 0.7;
+/// At most this many expansions per typed prefix (most frequent first).
+const MAX_PREFIX_TERMS: usize = 12;
+
+/// A query term after expansion: which index terms it matches and with what weight.
+struct Expanded {
+    ids: Vec<(usize, f32)>,
+}
+
+impl Engine {
+    /// Keyword hits, best first. Quoted phrases must appear as written; other terms are OR-ed,
+    /// with chunks matching more of them ranked higher; the last word, while typed, also matches
+    /// as a prefix; words of five letters or more also match one edit away.
+    pub(crate) fn keyword(&self, query: &Query, k: usize) -> Vec<(u32, f32)> {
+        let lex = self.bundle.lexical();
+        let mut expanded = Vec::new();
+        for (i, word) in query.words.iter().enumerate() {
+            let Some(term) = self.analyzer.term(word) else {
+                continue;
+            };
+            let mut ids = Vec::new();
+            if let Some(id) = lex.term_id(&term) {
+                ids.push((id, 1.0));
+            }
+            let typing = query.last_is_prefix && i + 1 == query.words.len();
+            if typing {
+                let prefix = word.to_lowercase();
+                let mut more: Vec<usize> = lex
+                    .prefix_ids(&prefix)
+                    .filter(|&id| !ids.iter().any(|(x, _)| *x == id))
+                    .collect();
+                more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
+                ids.extend(
+                    more.into_iter()
+                        .take(MAX_PREFIX_TERMS)
+                        .map(|id| (id, PREFIX_WEIGHT)),
+                );
+            }
+            if ids.is_empty() && word.chars().count() >= 5 {
+                ids.extend(
+                    typo_ids(lex.terms(), &term)
+                        .into_iter()
+                        .map(|id| (id, TYPO_WEIGHT)),
+                );
+            }
+            if !ids.is_empty() {
+                expanded.push(Expanded { ids });
+            }
+        }
+
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut matched: HashMap<u32, u32> = HashMap::new();
+        for e in &expanded {
+            let mut per_term: HashMap<u32, f32> = HashMap::new();
+            for &(id, w) in &e.ids {
+                let mut s = HashMap::new();
+                lex.accumulate(id, w, &mut s);
+                for (c, v) in s {
+                    let slot = per_term.entry(c).or_default();
+                    *slot = slot.max(v);
+                }
+            }
+            for (c, v) in per_term {
+                *scores.entry(c).or_default() += v;
+                *matched.entry(c).or_default() += 1;
+            }
+        }
+        // Coordination: a chunk with all the words beats one that repeats a single word.
+        let n = expanded.len().max(1) as f32;
+        for (c, s) in scores.iter_mut() {
+            let m = matched.get(c).copied().unwrap_or(0) as f32;
+            *s *= 0.5 + 0.5 * (m / n);
+        }
+        if !query.phrases.is_empty() {
+            scores.retain(|&c, _| self.has_phrases(c, &query.phrases));
+            if expanded.is_empty() {
+                // A query of only stop-word phrases: keep phrase matches, scored equally.
+                for c in 0..self.bundle.chunks().len() as u32 {
+                    if self.has_phrases(c, &query.phrases) {
+                        scores.insert(c, 1.0);
+                    }
+                }
+            }
+        }
+        top_k(scores, k)
+    }
+
+    /// Does the chunk (breadcrumb or text) contain every phrase, word for word?
+    fn has_phrases(&self, chunk: u32, phrases: &[Vec<String>]) -> bool {
+        let c = &self.bundle.chunks()[chunk as usize];
+        let words = |text: &str| -> Vec<String> {
+            self.analyzer
+                .tokens(text)
+                .into_iter()
+                .filter(|t| t.end - t.start > 0)
+                .map(|t| text[t.start..t.end].to_lowercase())
+                .collect()
+        };
+        let body = words(&c.text);
+        let head = words(&c.breadcrumb.join(" "));
+        phrases.iter().all(|p| {
+            let p: Vec<String> = p.iter().map(|w| w.to_lowercase()).collect();
+            contains_seq(&body, &p) || contains_seq(&head, &p)
+        })
+    }
+}
+
+fn contains_seq(hay: &[String], needle: &[String]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Terms one edit (insert, delete, substitute or swap of neighbours) away from `term`.
+fn typo_ids(terms: &[String], term: &str) -> Vec<usize> {
+    let t: Vec<char> = term.chars().collect();
+    terms
+        .iter()
+        .enumerate()
+        .filter(|(_, cand)| {
+            let c: Vec<char> = cand.chars().collect();
+            c.len().abs_diff(t.len()) <= 1 && c.len() >= 4 && within_one_edit(&t, &c)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+fn within_one_edit(a: &[char], b: &[char]) -> bool {
+    if a == b {
+        return false;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() && a[i] == b[j] {
+        i += 1;
+        j += 1;
+    }
+    let (ra, rb) = (&a[i..], &b[j..]);
+    match ra.len() as isize - rb.len() as isize {
+        0 => {
+            ra[1..] == rb[1..]
+                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+        }
+        1 => ra[1..] == *rb,
+        -1 => *ra == rb[1..],
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_edit_distance() {
+        let c = |s: &str| s.chars().collect::<Vec<_>>();
+        assert!(within_one_edit(&c("configur"), &c("confgur")));
+        assert!(within_one_edit(&c("cache"), &c("cahce")));
+        assert!(within_one_edit(&c("cache"), &c("caches")));
+        assert!(within_one_edit(&c("cache"), &c("cachx")));
+        assert!(!within_one_edit(&c("cache"), &c("cache")));
+        assert!(!within_one_edit(&c("cache"), &c("chace")));
+        assert!(within_one_edit(&c("cache"), &c("cach")));
+    }
+}

@@ -1,0 +1,30 @@
+//! Lantern's search core. Everything here is plain Rust with no wasm or native-only types, so the
+//! indexer, the command line, the servers, the tests and the browser all run the same code.
+//!
+//! Data flows one way: a [`BundleWriter`] turns pages, chunks and their vectors into a
+//! [`Bundle`] (analysed text, BM25 postings, int8 vectors with an HNSW graph); an [`Engine`]
+//! answers a query over it with [`Results`] that fuse keyword and vector evidence; an
+//! [`AskSession`] turns the best passages into a request for a language model and checks the
+//! answer's citations ([`answer`]).
+
+#![warn(missing_docs)]
+
+mod analyze;
+pub mod answer;
+mod bm25;
+mod bundle;
+mod error;
+mod excerpt;
+mod keyword;
+mod query;
+mod search;
+mod vector;
+mod writer;
+
+pub use answer::{Abstention, AskOutcome, AskSession, Passage};
+pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSION};
+pub use error::{Error, Result};
+pub use excerpt::highlight_segments;
+pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal, EXACT_SCAN_MAX};
+pub use vector::{VectorHit, VectorIndex};
+pub use writer::BundleWriter;

@@ -1,0 +1,183 @@
+//! Writing bundles: the one way to make a [`Bundle`], so the indexer never assembles the file's
+//! parts itself and every bundle it writes passes the same checks a reader applies.
+
+use crate::analyze::{Analyzer, ANALYZER_VERSION};
+use crate::bm25::{Bm25Params, LexicalDoc, LexicalIndex};
+use crate::bundle::{Bundle, Chunk, Header, ModelInfo, Page, Payload};
+use crate::error::{Error, Result};
+use crate::vector::VectorIndex;
+
+/// Collects pages and chunks, then builds the indexes over them.
+///
+/// ```
+/// use lantern_engine::{BundleWriter, ModelInfo};
+/// let mut w = BundleWriter::new(ModelInfo::new("toy", "00", 2, 16), 0.3);
+/// let page = w.add_page("/a.html", "A", "a.md");
+/// w.add_chunk(page, vec!["A".into()], "", "Some text.");
+/// let bundle = w.finish(vec![vec![0.6, 0.8]]).unwrap();
+/// assert_eq!(bundle.chunks().len(), 1);
+/// ```
+pub struct BundleWriter {
+    model: ModelInfo,
+    abstain_cosine: f32,
+    pages: Vec<Page>,
+    chunks: Vec<Chunk>,
+}
+
+impl BundleWriter {
+    /// Starts a bundle for vectors of `model`; `abstain_cosine` is the best-cosine threshold
+    /// under which search reports "no good match".
+    pub fn new(model: ModelInfo, abstain_cosine: f32) -> Self {
+        BundleWriter {
+            model,
+            abstain_cosine,
+            pages: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    /// Adds a page and returns its id.
+    pub fn add_page(&mut self, url: &str, title: &str, source: &str) -> u32 {
+        self.pages.push(Page {
+            url: url.to_string(),
+            title: title.to_string(),
+            source: source.to_string(),
+        });
+        self.pages.len() as u32 - 1
+    }
+
+    /// Adds a chunk of page `page` and returns its id. Its vector is given to [`Self::finish`]
+    /// at the same position.
+    pub fn add_chunk(
+        &mut self,
+        page: u32,
+        breadcrumb: Vec<String>,
+        anchor: &str,
+        text: &str,
+    ) -> u32 {
+        self.chunks.push(Chunk {
+            page,
+            breadcrumb,
+            anchor: anchor.to_string(),
+            text: text.to_string(),
+        });
+        self.chunks.len() as u32 - 1
+    }
+
+    /// The chunks added so far, in order (to embed them).
+    pub fn chunks(&self) -> &[Chunk] {
+        &self.chunks
+    }
+
+    /// Builds the BM25 postings and the vector graph and checks the result as a reader would.
+    /// `vectors[i]` is chunk `i`'s unit-length embedding.
+    ///
+    /// instant-distance inserts into the graph on the current rayon pool; run this inside a
+    /// one-thread pool when the bytes must not depend on thread timing.
+    pub fn finish(self, vectors: Vec<Vec<f32>>) -> Result<Bundle> {
+        if vectors.len() != self.chunks.len() {
+            return Err(Error::Inconsistent(format!(
+                "{} vectors for {} chunks",
+                vectors.len(),
+                self.chunks.len()
+            )));
+        }
+        let dim = self.model.dim as usize;
+        if let Some(v) = vectors
+            .iter()
+            .find(|v| v.len() != dim || v.iter().any(|x| !x.is_finite()))
+        {
+            return Err(Error::Inconsistent(format!(
+                "a vector of {} values (the model has {dim}, all finite)",
+                v.len()
+            )));
+        }
+        let analyzer = Analyzer::default();
+        let bm25 = Bm25Params::default();
+        let crumbs: Vec<String> = self.chunks.iter().map(|c| c.breadcrumb.join(" ")).collect();
+        let lexical = LexicalIndex::build(
+            self.chunks.iter().zip(&crumbs).map(|(c, h)| LexicalDoc {
+                heading: h,
+                body: &c.text,
+            }),
+            &analyzer,
+            bm25,
+        );
+        let vectors = VectorIndex::build(&vectors, dim);
+        let bundle = Bundle {
+            header: Header {
+                model: self.model,
+                quantization: vectors.quantization,
+                bm25,
+                analyzer_version: ANALYZER_VERSION,
+                abstain_cosine: self.abstain_cosine,
+                pages: self.pages.len() as u32,
+                chunks: self.chunks.len() as u32,
+                terms: lexical.num_terms() as u32,
+            },
+            payload: Payload {
+                pages: self.pages,
+                chunks: self.chunks,
+                lexical,
+                vectors,
+            },
+        };
+        bundle.check_consistency()?;
+        Ok(bundle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> BundleWriter {
+        let mut w = BundleWriter::new(ModelInfo::new("toy", "abc", 2, 16), 0.3);
+        let p = w.add_page("/a.html", "A", "a.md");
+        w.add_chunk(
+            p,
+            vec!["A".into(), "Caching".into()],
+            "caching",
+            "Results are kept.",
+        );
+        w.add_chunk(p, vec!["A".into()], "", "Nothing else here.");
+        w
+    }
+
+    #[test]
+    fn written_bundles_read_back_identically() {
+        let b = writer()
+            .finish(vec![vec![1.0, 0.0], vec![0.0, 1.0]])
+            .unwrap();
+        let bytes = b.to_bytes().unwrap();
+        let again = Bundle::from_bytes(&bytes).unwrap();
+        assert_eq!(again.to_bytes().unwrap(), bytes);
+        assert_eq!(again.header().chunks, 2);
+        assert_eq!(again.chunk(0).unwrap().anchor, "caching");
+        assert_eq!(again.page_of(again.chunk(1).unwrap()).url, "/a.html");
+    }
+
+    #[test]
+    fn wrong_vectors_are_refused() {
+        assert!(matches!(
+            writer().finish(vec![vec![1.0, 0.0]]),
+            Err(Error::Inconsistent(_))
+        ));
+        assert!(matches!(
+            writer().finish(vec![vec![1.0, 0.0], vec![0.0, 1.0, 0.0]]),
+            Err(Error::Inconsistent(_))
+        ));
+        assert!(matches!(
+            writer().finish(vec![vec![1.0, 0.0], vec![f32::NAN, 1.0]]),
+            Err(Error::Inconsistent(_))
+        ));
+    }
+
+    #[test]
+    fn a_chunk_of_a_missing_page_is_refused() {
+        let mut w = writer();
+        w.add_chunk(7, vec![], "", "orphan");
+        let r = w.finish(vec![vec![1.0, 0.0]; 3]);
+        assert!(matches!(r, Err(Error::Inconsistent(_))), "{:?}", r.err());
+    }
+}

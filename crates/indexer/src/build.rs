@@ -1,0 +1,259 @@
+//! `lantern build`: docs folder -> chunks -> embeddings -> bundle.
+
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+
+use lantern_embedder::{Embedder, Manifest};
+use lantern_engine::{BundleWriter, ModelInfo, PartSizes};
+
+use crate::cache::{text_key, EmbeddingCache};
+use crate::chunk::{embedding_text, split_sections};
+use crate::config::Config;
+use crate::extract::{extract, title_from_path};
+use crate::source::{self, Skipped};
+
+/// What to build, and where.
+pub struct BuildOptions {
+    /// The docs folder.
+    pub docs: PathBuf,
+    /// The bundle file to write.
+    pub out: PathBuf,
+    /// Scope, URLs and thresholds.
+    pub config: Config,
+    /// Where embeddings are cached between builds; `None` disables the cache.
+    pub cache: Option<PathBuf>,
+    /// Show a progress bar while embedding.
+    pub progress: bool,
+}
+
+/// What a build did, for the summary and for tests.
+#[derive(Debug)]
+pub struct BuildReport {
+    pub out: PathBuf,
+    pub pages: usize,
+    pub chunks: usize,
+    pub skipped: Vec<Skipped>,
+    /// Distinct chunk texts run through the model in this build.
+    pub embedded: usize,
+    /// Chunks whose vectors came from the cache.
+    pub reused: usize,
+    pub warnings: Vec<String>,
+    pub sizes: PartSizes,
+    pub bytes: usize,
+    pub embed_time: Duration,
+    pub total_time: Duration,
+}
+
+/// The default cache file for a bundle: `site.lantern` -> `site.lantern.cache`.
+pub fn default_cache_path(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".cache");
+    PathBuf::from(s)
+}
+
+pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> Result<BuildReport> {
+    let started = Instant::now();
+    let (files, mut skipped) = source::collect(&opts.docs, &opts.config)?;
+    let mut warnings = Vec::new();
+
+    // Pages and chunks, in path order.
+    let budget = embedder.max_tokens();
+    let count = |s: &str| {
+        embedder
+            .count_tokens(s)
+            .map(|n| n.saturating_sub(2))
+            .unwrap_or(s.len())
+    };
+    let model = ModelInfo::new(
+        &manifest.model_id,
+        &manifest.sha256,
+        manifest.dimensions as u32,
+        manifest.max_tokens as u32,
+    );
+    let mut writer = BundleWriter::new(model, opts.config.abstain_cosine);
+    let mut page_sources: Vec<&str> = Vec::new();
+    for file in &files {
+        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let page = extract(&file.text, &title_from_path(&file.rel), opts.config.slugs);
+            let pieces = split_sections(&page.sections, budget, 2, &count);
+            (page, pieces)
+        }));
+        let Ok((page, pieces)) = parsed else {
+            skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: "could not be parsed as markdown".into(),
+            });
+            continue;
+        };
+        if pieces.is_empty() {
+            skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: "no text to index".into(),
+            });
+            continue;
+        }
+        let page_id = writer.add_page(&opts.config.page_url(&file.rel), &page.title, &file.rel);
+        page_sources.push(&file.rel);
+        for piece in pieces {
+            let s = &page.sections[piece.section];
+            writer.add_chunk(page_id, s.breadcrumb.clone(), &s.anchor, &piece.text);
+        }
+    }
+    if writer.chunks().is_empty() {
+        bail!(
+            "nothing to index under {}: {} file(s) in scope, {} skipped (include globs: {:?})",
+            opts.docs.display(),
+            files.len(),
+            skipped.len(),
+            opts.config.include
+        );
+    }
+
+    // Embeddings: cached ones reused, the rest computed on all cores.
+    let mut cache = match &opts.cache {
+        Some(path) => {
+            let (c, warning) = EmbeddingCache::load(path, &manifest.sha256);
+            warnings.extend(warning);
+            c
+        }
+        None => EmbeddingCache::empty(&manifest.sha256),
+    };
+    let texts: Vec<String> = writer
+        .chunks()
+        .iter()
+        .map(|c| embedding_text(&c.breadcrumb, &c.text))
+        .collect();
+    let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
+    let dim = manifest.dimensions;
+    let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|k| cache.get(k, dim)).collect();
+    if cache.dropped() > 0 {
+        warnings.push(format!(
+            "dropped {} damaged cache entries (wrong length or non-finite values); embedding them again",
+            cache.dropped()
+        ));
+    }
+    // Identical texts (repeated sections, versioned copies of a page) are embedded once.
+    let mut seen = std::collections::HashSet::new();
+    let todo: Vec<usize> = (0..texts.len())
+        .filter(|&i| vectors[i].is_none() && seen.insert(keys[i]))
+        .collect();
+    let reused = texts.len() - vectors.iter().filter(|v| v.is_none()).count();
+
+    let embed_start = Instant::now();
+    let bar = if opts.progress && !todo.is_empty() {
+        let bar = ProgressBar::new(todo.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let sources: Vec<&str> = writer
+        .chunks()
+        .iter()
+        .map(|c| page_sources[c.page as usize])
+        .collect();
+    let computed: Vec<(usize, Vec<f32>)> = todo
+        .par_iter()
+        .map(|&i| {
+            let v = embedder
+                .embed(&texts[i])
+                .with_context(|| format!("embedding a chunk of {}", sources[i]))?;
+            bar.inc(1);
+            Ok((i, v))
+        })
+        .collect::<Result<_>>()?;
+    bar.finish_and_clear();
+    let embed_time = embed_start.elapsed();
+    for (i, v) in computed {
+        cache.insert(keys[i], v);
+    }
+    for (i, slot) in vectors.iter_mut().enumerate() {
+        if slot.is_none() {
+            *slot = cache.get(&keys[i], dim);
+        }
+    }
+    let vectors: Vec<Vec<f32>> = vectors
+        .into_iter()
+        .map(|v| v.expect("every chunk embedded"))
+        .collect();
+
+    // Indexes. The graph is built on one thread: parallel insertion would make the bytes depend
+    // on thread timing, and bundles must be reproducible.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let bundle = pool.install(|| writer.finish(vectors))?;
+    let bytes = bundle.to_bytes()?;
+    crate::write_atomic(&opts.out, &bytes)?;
+    if let Some(path) = &opts.cache {
+        if let Err(e) = cache.save(path) {
+            warnings.push(format!("could not save the embedding cache: {e:#}"));
+        }
+    }
+    Ok(BuildReport {
+        out: opts.out.clone(),
+        pages: bundle.header().pages as usize,
+        chunks: bundle.header().chunks as usize,
+        skipped,
+        embedded: todo.len(),
+        reused,
+        warnings,
+        sizes: bundle.part_sizes(),
+        bytes: bytes.len(),
+        embed_time,
+        total_time: started.elapsed(),
+    })
+}
+
+impl std::fmt::Display for BuildReport {
+    /// The summary `lantern build` prints.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let per_chunk = if self.embedded > 0 {
+            format!(
+                ", {:.1} ms/chunk",
+                self.embed_time.as_secs_f64() * 1000.0 / self.embedded as f64
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            f,
+            "built {}: {} pages, {} chunks ({} embedded, {} from cache{}), {} skipped, {} in {:.1}s",
+            self.out.display(),
+            self.pages,
+            self.chunks,
+            self.embedded,
+            self.reused,
+            per_chunk,
+            self.skipped.len(),
+            human_bytes(self.bytes),
+            self.total_time.as_secs_f64()
+        )?;
+        write!(
+            f,
+            "  parts: text {}, postings {}, vectors+graph {}, header {} ({} per chunk)",
+            human_bytes(self.sizes.text),
+            human_bytes(self.sizes.postings),
+            human_bytes(self.sizes.vectors_and_graph),
+            human_bytes(self.sizes.header),
+            human_bytes(self.bytes / self.chunks.max(1)),
+        )
+    }
+}
+
+/// Bytes as B, KiB or MiB.
+pub fn human_bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}

@@ -1,0 +1,118 @@
+//! The embedding cache that makes rebuilds incremental: vectors keyed by the prepared model's
+//! sha256 and the sha256 of the exact text embedded. Unchanged chunks are never embedded again;
+//! another model invalidates everything.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+const CACHE_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct CacheFile {
+    version: u32,
+    model_sha256: String,
+    /// Sorted by key, so the file is deterministic too.
+    entries: Vec<([u8; 32], Vec<f32>)>,
+}
+
+pub struct EmbeddingCache {
+    model_sha256: String,
+    entries: HashMap<[u8; 32], Vec<f32>>,
+    /// Keys looked up or added in this build; only these are saved.
+    live: HashMap<[u8; 32], ()>,
+    dropped: usize,
+}
+
+pub fn text_key(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+impl EmbeddingCache {
+    pub fn empty(model_sha256: &str) -> Self {
+        EmbeddingCache {
+            model_sha256: model_sha256.to_string(),
+            entries: HashMap::new(),
+            live: HashMap::new(),
+            dropped: 0,
+        }
+    }
+
+    /// Loads the cache at `path`. A missing file is an empty cache; an unreadable one or one made
+    /// by another model is discarded, with the reason returned for a warning.
+    pub fn load(path: &Path, model_sha256: &str) -> (Self, Option<String>) {
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return (Self::empty(model_sha256), None)
+            }
+            Err(e) => {
+                return (
+                    Self::empty(model_sha256),
+                    Some(format!("cache unreadable ({e}); embedding everything")),
+                )
+            }
+        };
+        match postcard::from_bytes::<CacheFile>(&bytes) {
+            Ok(f) if f.version == CACHE_VERSION && f.model_sha256 == model_sha256 => {
+                let mut c = Self::empty(model_sha256);
+                c.entries = f.entries.into_iter().collect();
+                (c, None)
+            }
+            Ok(f) if f.model_sha256 != model_sha256 => (
+                Self::empty(model_sha256),
+                Some("cache was made with another model; embedding everything".into()),
+            ),
+            _ => (
+                Self::empty(model_sha256),
+                Some("cache is corrupt or outdated; embedding everything".into()),
+            ),
+        }
+    }
+
+    /// The cached vector for `key`, if there is one of `dim` finite values; a damaged entry is
+    /// dropped (and so embedded again), counted in [`Self::dropped`].
+    pub fn get(&mut self, key: &[u8; 32], dim: usize) -> Option<Vec<f32>> {
+        if self
+            .entries
+            .get(key)
+            .is_some_and(|v| v.len() != dim || v.iter().any(|x| !x.is_finite()))
+        {
+            self.entries.remove(key);
+            self.dropped += 1;
+        }
+        let v = self.entries.get(key).cloned();
+        if v.is_some() {
+            self.live.insert(*key, ());
+        }
+        v
+    }
+
+    /// Damaged entries (wrong length, non-finite values) dropped so far.
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    pub fn insert(&mut self, key: [u8; 32], vector: Vec<f32>) {
+        self.live.insert(key, ());
+        self.entries.insert(key, vector);
+    }
+
+    /// Writes the entries used by this build (stale ones are dropped) atomically.
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        let mut entries: Vec<([u8; 32], Vec<f32>)> = self
+            .live
+            .keys()
+            .filter_map(|k| Some((*k, self.entries.get(k)?.clone())))
+            .collect();
+        entries.sort_unstable_by_key(|e| e.0);
+        let file = CacheFile {
+            version: CACHE_VERSION,
+            model_sha256: self.model_sha256.clone(),
+            entries,
+        };
+        crate::write_atomic(path, &postcard::to_allocvec(&file)?)
+    }
+}

@@ -1,0 +1,146 @@
+//! Build configuration: `lantern.toml` in the docs folder (all keys optional), overridden by
+//! command-line flags.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+pub const CONFIG_FILE: &str = "lantern.toml";
+
+/// "No good match" below this best dense cosine, until a site calibrates its own.
+pub const DEFAULT_ABSTAIN_COSINE: f32 = 0.30;
+
+/// How a page's URL derives from its source path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum UrlStyle {
+    /// `guide/install.md` -> `guide/install.html`; `README.md`/`index.md` -> `index.html` (mdBook).
+    #[default]
+    Html,
+    /// `guide/install.md` -> `guide/install/`; `index.md` -> `./` (mkdocs, Hugo).
+    Directory,
+}
+
+/// How heading anchors are made from heading text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlugStyle {
+    /// GitHub: Unicode-lowercased, punctuation dropped, spaces to `-`, `-1`, `-2` for repeats.
+    #[default]
+    Github,
+    /// mdBook: like GitHub but lowercases ASCII only.
+    Mdbook,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Globs (relative to the docs folder) of files to index.
+    pub include: Vec<String>,
+    /// Globs of files to leave out, applied after `include`.
+    pub exclude: Vec<String>,
+    /// Prefix of every page URL, e.g. `/docs/` or `https://example.org/book/`.
+    pub base_url: String,
+    pub urls: UrlStyle,
+    pub slugs: SlugStyle,
+    /// Files larger than this are skipped with a warning.
+    pub max_file_bytes: u64,
+    /// Best dense cosine under which search says "no good match" (see the evaluation docs).
+    pub abstain_cosine: f32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            include: vec!["**/*.md".into(), "**/*.markdown".into()],
+            exclude: vec!["**/node_modules/**".into(), "**/.*/**".into()],
+            base_url: "/".into(),
+            urls: UrlStyle::Html,
+            slugs: SlugStyle::Github,
+            max_file_bytes: 4 * 1024 * 1024,
+            abstain_cosine: DEFAULT_ABSTAIN_COSINE,
+        }
+    }
+}
+
+impl std::str::FromStr for UrlStyle {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "html" => Ok(UrlStyle::Html),
+            "directory" => Ok(UrlStyle::Directory),
+            _ => Err(format!("unknown URL style {s:?} (html or directory)")),
+        }
+    }
+}
+
+impl std::str::FromStr for SlugStyle {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "github" => Ok(SlugStyle::Github),
+            "mdbook" => Ok(SlugStyle::Mdbook),
+            _ => Err(format!("unknown slug style {s:?} (github or mdbook)")),
+        }
+    }
+}
+
+impl Config {
+    /// Reads `path`, or the defaults when it does not exist.
+    pub fn load(path: &Path) -> Result<Config> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    /// The URL of the page built from `rel` (a `/`-separated path relative to the docs folder).
+    pub fn page_url(&self, rel: &str) -> String {
+        let mut base = self.base_url.clone();
+        if !base.ends_with('/') {
+            base.push('/');
+        }
+        let stem = rel.rsplit_once('.').map(|(s, _)| s).unwrap_or(rel);
+        let (dir, name) = match stem.rsplit_once('/') {
+            Some((d, n)) => (format!("{d}/"), n),
+            None => (String::new(), stem),
+        };
+        let index = name.eq_ignore_ascii_case("readme") || name.eq_ignore_ascii_case("index");
+        match (self.urls, index) {
+            (UrlStyle::Html, true) => format!("{base}{dir}index.html"),
+            (UrlStyle::Html, false) => format!("{base}{dir}{name}.html"),
+            (UrlStyle::Directory, true) => format!("{base}{dir}"),
+            (UrlStyle::Directory, false) => format!("{base}{dir}{name}/"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_follow_the_chosen_style() {
+        let mut c = Config {
+            base_url: "/book".into(),
+            ..Config::default()
+        };
+        assert_eq!(c.page_url("ch01.md"), "/book/ch01.html");
+        assert_eq!(c.page_url("guide/README.md"), "/book/guide/index.html");
+        c.urls = UrlStyle::Directory;
+        assert_eq!(c.page_url("guide/install.md"), "/book/guide/install/");
+        assert_eq!(c.page_url("index.md"), "/book/");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        assert!(toml::from_str::<Config>("inclde = []").is_err());
+        let c: Config = toml::from_str("base_url = '/x/'\nurls = 'directory'").unwrap();
+        assert_eq!(c.urls, UrlStyle::Directory);
+        assert_eq!(c.include, Config::default().include);
+    }
+}

@@ -1,0 +1,452 @@
+//! Markdown: cut a page into sections at every heading (wherever it sits: in a list, a quote,
+//! setext or ATX), so no chunk ever mixes two sections. Each section keeps its heading
+//! breadcrumb and the anchor the site generator gives that heading.
+
+use std::collections::HashMap;
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use super::{ParsedPage, Section};
+use crate::config::SlugStyle;
+
+/// Makes heading ids the way the site generator does, repeats numbered `-1`, `-2`...
+pub struct Slugger {
+    style: SlugStyle,
+    seen: HashMap<String, usize>,
+}
+
+impl Slugger {
+    pub fn new(style: SlugStyle) -> Self {
+        Slugger {
+            style,
+            seen: HashMap::new(),
+        }
+    }
+
+    pub fn slug(&mut self, heading: &str) -> String {
+        let mut base = String::new();
+        for c in heading.trim().chars() {
+            if c.is_alphanumeric() || c == '_' || c == '-' {
+                match self.style {
+                    SlugStyle::Github => base.extend(c.to_lowercase()),
+                    SlugStyle::Mdbook => base.push(c.to_ascii_lowercase()),
+                }
+            } else if c.is_whitespace() {
+                base.push('-');
+            }
+        }
+        self.unique(base)
+    }
+
+    /// Registers an id given explicitly (`{#id}`), so later generated ids avoid it.
+    pub fn unique(&mut self, base: String) -> String {
+        let n = self.seen.entry(base.clone()).or_insert(0);
+        let id = if *n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        *n += 1;
+        if id != base {
+            self.seen.entry(id.clone()).or_insert(1);
+        }
+        id
+    }
+}
+
+/// Splits off YAML (`---`) or TOML (`+++`) front matter; returns its `title` if it has one.
+fn front_matter(src: &str) -> (Option<String>, &str) {
+    for fence in ["---", "+++"] {
+        let Some(rest) = src.strip_prefix(fence) else {
+            continue;
+        };
+        let Some(rest) = rest
+            .strip_prefix('\n')
+            .or_else(|| rest.strip_prefix("\r\n"))
+        else {
+            continue;
+        };
+        let mut offset = 0;
+        for line in rest.split_inclusive('\n') {
+            if line.trim_end() == fence || (fence == "---" && line.trim_end() == "...") {
+                let meta = &rest[..offset];
+                let title = meta.lines().find_map(|l| {
+                    let (k, v) = l.split_once([':', '='])?;
+                    (k.trim() == "title")
+                        .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+                        .filter(|t| !t.is_empty())
+                });
+                return (title, &rest[offset + line.len()..]);
+            }
+            offset += line.len();
+        }
+    }
+    (None, src)
+}
+
+/// mdBook `{{#include ...}}` and mkdocs `{* ... *}` lines pull in other files at site build
+/// time; their arguments are not prose, so they are dropped.
+fn is_directive(line: &str) -> bool {
+    let t = line.trim();
+    (t.starts_with("{{#") && t.ends_with("}}")) || (t.starts_with("{*") && t.ends_with("*}"))
+}
+
+/// Visible text of an HTML fragment: tags and comments removed, common entities decoded.
+fn html_text(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = if rest.starts_with("<!--") {
+            rest.find("-->").map(|j| j + 3)
+        } else {
+            rest.find('>').map(|j| j + 1)
+        };
+        match end {
+            Some(j) => rest = &rest[j..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&")
+}
+
+/// Title from a file name: `getting-started.md` -> `Getting started`.
+pub fn title_from_path(rel: &str) -> String {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.rsplit_once('.').map(|(s, _)| s).unwrap_or(name);
+    let words = stem.replace(['-', '_'], " ");
+    let mut c = words.trim().chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => rel.to_string(),
+    }
+}
+
+/// Front matter title and the body without front matter or directive lines: the text that both
+/// the chunker and the HTML renderer parse, so anchors agree.
+pub fn clean_source(src: &str) -> (Option<String>, String) {
+    let (title, body) = front_matter(src);
+    let body = body
+        .split_inclusive('\n')
+        .filter(|l| !is_directive(l))
+        .collect();
+    (title, body)
+}
+
+/// The markdown dialect Lantern reads (CommonMark plus the common GitHub extensions).
+pub fn parser(body: &str) -> Parser<'_> {
+    let opts = Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES;
+    Parser::new_ext(body, opts)
+}
+
+/// Cuts a markdown page into sections.
+pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage {
+    let (fm_title, body) = clean_source(src);
+
+    struct Raw {
+        level: Option<HeadingLevel>,
+        heading: String,
+        id: Option<String>,
+        text: String,
+    }
+    let mut raws = vec![Raw {
+        level: None,
+        heading: String::new(),
+        id: None,
+        text: String::new(),
+    }];
+    let mut in_heading = false;
+    for event in parser(&body) {
+        let cur = raws.last_mut().expect("always one section");
+        let buf = if in_heading {
+            &mut cur.heading
+        } else {
+            &mut cur.text
+        };
+        match event {
+            Event::Start(Tag::Heading { level, id, .. }) => {
+                raws.push(Raw {
+                    level: Some(level),
+                    heading: String::new(),
+                    id: id.map(|s| s.to_string()),
+                    text: String::new(),
+                });
+                in_heading = true;
+            }
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Text(t) | Event::Code(t) => buf.push_str(&t),
+            Event::InlineHtml(t)
+            | Event::Html(t)
+            | Event::InlineMath(t)
+            | Event::DisplayMath(t) => buf.push_str(&html_text(&t)),
+            Event::FootnoteReference(t) => {
+                buf.push('[');
+                buf.push_str(&t);
+                buf.push(']');
+            }
+            Event::SoftBreak => buf.push(if in_heading { ' ' } else { '\n' }),
+            Event::HardBreak => buf.push('\n'),
+            Event::Start(Tag::Item) => buf.push_str("- "),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_) | CodeBlockKind::Indented))
+            | Event::Start(Tag::Paragraph) => ensure_blank_line(buf),
+            Event::End(TagEnd::TableCell) => buf.push_str(" | "),
+            Event::End(
+                TagEnd::Paragraph
+                | TagEnd::CodeBlock
+                | TagEnd::BlockQuote(_)
+                | TagEnd::HtmlBlock
+                | TagEnd::Table
+                | TagEnd::List(_)
+                | TagEnd::FootnoteDefinition,
+            ) => ensure_blank_line(buf),
+            Event::End(TagEnd::Item | TagEnd::TableHead | TagEnd::TableRow)
+                if !buf.ends_with('\n') =>
+            {
+                buf.push('\n')
+            }
+            Event::Rule => ensure_blank_line(buf),
+            _ => {}
+        }
+    }
+
+    // Front matter names the page; else its first h1; else its first heading when that opens
+    // the page (mdBook sub-chapters start at h2); else the file name.
+    let heading_of = |r: Option<&Raw>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
+    let first_h1 = heading_of(raws.iter().find(|r| r.level == Some(HeadingLevel::H1)));
+    let opening = raws
+        .get(1)
+        .filter(|_| raws[0].text.trim().is_empty())
+        .and_then(|r| heading_of(Some(r)));
+    let title = fm_title
+        .or(first_h1)
+        .or(opening)
+        .unwrap_or_else(|| fallback_title.to_string());
+
+    let mut slugger = Slugger::new(slugs);
+    let mut stack: Vec<(HeadingLevel, String)> = Vec::new();
+    let mut sections = Vec::new();
+    let mut anchors = Vec::new();
+    for raw in raws {
+        let heading = collapse_ws(&raw.heading);
+        let anchor = match raw.level {
+            None => String::new(),
+            Some(_) => match raw.id {
+                Some(id) => slugger.unique(id),
+                None => slugger.slug(&heading),
+            },
+        };
+        if let Some(level) = raw.level {
+            anchors.push(anchor.clone());
+            while stack.last().is_some_and(|(l, _)| *l >= level) {
+                stack.pop();
+            }
+            stack.push((level, heading.clone()));
+        }
+        let mut breadcrumb = vec![title.clone()];
+        for (i, (_, h)) in stack.iter().enumerate() {
+            // The heading that names the page is already the title.
+            let is_title = i == 0 && *h == title;
+            if !is_title && !h.is_empty() {
+                breadcrumb.push(h.clone());
+            }
+        }
+        let text = tidy(&raw.text);
+        if text.is_empty() {
+            continue;
+        }
+        sections.push(Section {
+            breadcrumb,
+            anchor,
+            text,
+        });
+    }
+    ParsedPage {
+        title,
+        sections,
+        anchors,
+    }
+}
+
+fn ensure_blank_line(buf: &mut String) {
+    if buf.is_empty() || buf.ends_with("\n\n") {
+        return;
+    }
+    if buf.ends_with('\n') {
+        buf.push('\n');
+    } else {
+        buf.push_str("\n\n");
+    }
+}
+
+fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Trims trailing spaces and runs of blank lines; keeps code indentation.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> ParsedPage {
+        parse_markdown(src, "Fallback", SlugStyle::Github)
+    }
+
+    #[test]
+    fn sections_split_at_every_heading_with_breadcrumbs() {
+        let p = parse("intro text\n\n# Guide\n\nguide text\n\n## Install\n\ninstall text\n\n### On Linux\n\nlinux\n\n## Use\n\nuse text\n");
+        assert_eq!(p.title, "Guide");
+        let got: Vec<(String, &str, &str)> = p
+            .sections
+            .iter()
+            .map(|s| (s.breadcrumb.join(" > "), s.anchor.as_str(), s.text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("Guide".into(), "", "intro text"),
+                ("Guide".into(), "guide", "guide text"),
+                ("Guide > Install".into(), "install", "install text"),
+                ("Guide > Install > On Linux".into(), "on-linux", "linux"),
+                ("Guide > Use".into(), "use", "use text"),
+            ]
+        );
+    }
+
+    #[test]
+    fn setext_headings_and_duplicates_get_site_anchors() {
+        let p = parse("Title\n=====\n\nA\n\nSame\n----\n\nb\n\nSame\n----\n\nc\n\n## Same\n\nd\n");
+        let anchors: Vec<&str> = p.sections.iter().map(|s| s.anchor.as_str()).collect();
+        assert_eq!(anchors, vec!["title", "same", "same-1", "same-2"]);
+    }
+
+    #[test]
+    fn headings_in_lists_and_quotes_start_sections() {
+        let p = parse(
+            "# T\n\n- item\n- ## In a list\n  after list heading\n\n> ## Quoted\n> quoted body\n",
+        );
+        let crumbs: Vec<String> = p
+            .sections
+            .iter()
+            .map(|s| s.breadcrumb.join(" > "))
+            .collect();
+        assert!(crumbs.contains(&"T > In a list".to_string()), "{crumbs:?}");
+        assert!(crumbs.contains(&"T > Quoted".to_string()), "{crumbs:?}");
+        let quoted = p.sections.iter().find(|s| s.anchor == "quoted").unwrap();
+        assert_eq!(quoted.text, "quoted body");
+    }
+
+    #[test]
+    fn code_fences_keep_hash_lines_as_text() {
+        let p = parse("# T\n\n```sh\n# not a heading\nls -la\n```\n\n## Next\n\nx\n");
+        assert_eq!(p.sections.len(), 2);
+        assert!(p.sections[0].text.contains("# not a heading\nls -la"));
+    }
+
+    #[test]
+    fn front_matter_gives_title_and_is_not_text() {
+        let p = parse("---\ntitle: \"Configuring\"\nweight: 3\n---\n\n## Keys\n\nbody\n");
+        assert_eq!(p.title, "Configuring");
+        assert_eq!(p.sections[0].breadcrumb, vec!["Configuring", "Keys"]);
+        assert!(!p.sections.iter().any(|s| s.text.contains("weight")));
+    }
+
+    #[test]
+    fn a_page_opening_with_h2_takes_its_title_from_it() {
+        let p = parse("## Shared State\n\nintro\n\n### Mutexes\n\nlocks\n");
+        assert_eq!(p.title, "Shared State");
+        assert_eq!(p.sections[0].breadcrumb, vec!["Shared State"]);
+        assert_eq!(p.sections[1].breadcrumb, vec!["Shared State", "Mutexes"]);
+        assert_eq!(parse("text first\n\n## Later\n\nx\n").title, "Fallback");
+    }
+
+    #[test]
+    fn empty_sections_are_dropped_but_named_in_children() {
+        let p = parse("# T\n\n## Empty\n\n### Child\n\ntext\n");
+        assert_eq!(p.sections.len(), 1);
+        assert_eq!(p.sections[0].breadcrumb, vec!["T", "Empty", "Child"]);
+    }
+
+    #[test]
+    fn html_blocks_become_text_and_explicit_ids_win() {
+        let p = parse("# T {#top}\n\n<div class=\"x\">Some <b>bold</b> &amp; text</div>\n\n## Other {#custom}\n\ny\n");
+        assert_eq!(p.sections[0].anchor, "top");
+        assert!(
+            p.sections[0].text.contains("Some bold & text"),
+            "{:?}",
+            p.sections[0].text
+        );
+        assert_eq!(p.sections[1].anchor, "custom");
+    }
+
+    #[test]
+    fn directive_lines_are_dropped() {
+        let p = parse("# T\n\n```rust\n{{#rustdoc_include ../listings/x.rs:here}}\n```\n\n{* ../../docs_src/a.py hl[3] *}\n\nkept\n");
+        let all: String = p.sections.iter().map(|s| s.text.clone()).collect();
+        assert!(!all.contains("{{#"), "{all}");
+        assert!(!all.contains("docs_src"), "{all}");
+        assert!(all.contains("kept"));
+    }
+
+    #[test]
+    fn no_words_are_lost() {
+        let src = "Intro words here.\n\n# Page\n\nFirst *para* with `code` and [a link](x.md).\n\n- list one\n- list two\n\n| a | b |\n|---|---|\n| c | d |\n\n## Sub\n\n> quoted words\n\n```\nfn main() {}\n```\n\nfootnote[^1].\n\n[^1]: the note.\n";
+        let p = parse(src);
+        let all: String = p
+            .sections
+            .iter()
+            .map(|s| format!("{} {}\n", s.breadcrumb.join(" "), s.text))
+            .collect();
+        for w in [
+            "Intro", "First", "para", "code", "link", "one", "two", "c", "d", "quoted", "main",
+            "note", "Sub",
+        ] {
+            assert!(all.contains(w), "lost {w:?} in {all:?}");
+        }
+    }
+
+    #[test]
+    fn broken_markdown_does_not_panic() {
+        for src in [
+            "```\nunclosed fence\n# heading in fence",
+            "<div>\n# x",
+            "[link](",
+            "# \n\n#\n",
+            "\u{0}\u{1}",
+            "|a|\n|-|\n|b|c|d|",
+            "> > > - - - # deep",
+        ] {
+            let _ = parse(src);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Lantern's build side. Data flows one way: [`source`] finds the files, [`extract`] turns each
+//! into a title and sections, [`chunk`] cuts sections to the model's size, [`build`] embeds
+//! them (through the [`cache`]) and writes the bundle with the engine's `BundleWriter`.
+//! [`site`] renders markdown docs into pages with the search widget and publishes the model
+//! beside them; [`model`] prepares a downloaded model once.
+
+pub mod build;
+pub mod cache;
+pub mod chunk;
+pub mod config;
+pub mod extract;
+pub mod model;
+mod output;
+pub mod render;
+pub mod site;
+pub mod source;
+
+pub use build::{build, BuildOptions, BuildReport};
+pub use config::Config;
+pub use output::write_atomic;

@@ -1,0 +1,295 @@
+//! `lantern build` end to end with the real model: bad input, determinism, the incremental cache
+//! and bundle validation.
+
+mod common;
+
+use common::{build_dir, model, sample_docs, write};
+
+/// The sample docs built into `out/b`; returns both folders (kept alive) and the bundle bytes.
+fn built_sample() -> (tempfile::TempDir, tempfile::TempDir, Vec<u8>) {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b");
+    build_dir(docs.path(), &path, None).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (docs, out, bytes)
+}
+use lantern_engine::{Bundle, Error as BundleError};
+
+#[test]
+fn builds_a_bundle_that_round_trips() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = docs.path().join("../out-roundtrip.lantern");
+    let r = build_dir(docs.path(), &out, None).unwrap();
+    assert_eq!(r.pages, 3);
+    assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+    let bundle = Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(bundle.header().chunks as usize, r.chunks);
+    bundle.check_model(&model().model.manifest.sha256).unwrap();
+    let contrast = bundle
+        .chunks()
+        .iter()
+        .find(|c| c.anchor == "contrast")
+        .expect("contrast section");
+    assert_eq!(contrast.breadcrumb, vec!["Colors", "Contrast"]);
+    assert_eq!(bundle.page_of(contrast).url, "/guide/colors.html");
+    let err = bundle
+        .chunks()
+        .iter()
+        .find(|c| c.text.contains("registry"))
+        .unwrap();
+    assert_eq!(err.anchor, "e042-widget-not-found");
+    // Every chunk fits the model without truncation.
+    for c in bundle.chunks() {
+        let text = lantern_indexer::chunk::embedding_text(&c.breadcrumb, &c.text);
+        assert!(model().embedder.count_tokens(&text).unwrap() <= 256);
+    }
+    std::fs::remove_file(out).ok();
+}
+
+#[test]
+fn same_input_gives_identical_bytes() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    build_dir(docs.path(), &out.path().join("a"), None).unwrap();
+    build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    assert_eq!(
+        std::fs::read(out.path().join("a")).unwrap(),
+        std::fs::read(out.path().join("b")).unwrap()
+    );
+}
+
+#[test]
+fn editing_one_page_embeds_only_its_chunks() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let bundle = out.path().join("site.lantern");
+    let cache = Some(out.path().join("cache"));
+    let first = build_dir(docs.path(), &bundle, cache.clone()).unwrap();
+    assert_eq!(first.embedded, first.chunks);
+    let again = build_dir(docs.path(), &bundle, cache.clone()).unwrap();
+    assert_eq!((again.embedded, again.reused), (0, first.chunks));
+
+    write(docs.path(), "guide/errors.md", "# Errors\n\n## E042 widget not found\n\nThe id is unknown. Check the spelling and the registry.\n");
+    let edited = build_dir(docs.path(), &bundle, cache.clone()).unwrap();
+    assert_eq!(
+        edited.embedded, 1,
+        "only the edited section is embedded again"
+    );
+    assert_eq!(edited.reused, first.chunks - 1);
+
+    std::fs::remove_file(docs.path().join("guide/colors.md")).unwrap();
+    let deleted = build_dir(docs.path(), &bundle, cache.clone()).unwrap();
+    assert_eq!(deleted.pages, 2);
+    assert_eq!(deleted.embedded, 0);
+
+    // The cached build equals a cold build of the same docs.
+    let cold = out.path().join("cold.lantern");
+    build_dir(docs.path(), &cold, None).unwrap();
+    assert_eq!(
+        std::fs::read(&bundle).unwrap(),
+        std::fs::read(&cold).unwrap()
+    );
+}
+
+#[test]
+fn bad_files_are_skipped_with_reasons() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    write(docs.path(), "binary.md", b"PK\x03\x04\x00\x00garbage\x00");
+    write(docs.path(), "latin1.md", b"# Caf\xe9\n\nna\xefve text\n");
+    write(docs.path(), "empty.md", "");
+    write(docs.path(), "only-heading.md", "# Nothing below\n");
+    write(docs.path(), "huge.md", "word ".repeat(1_000_000));
+    write(docs.path(), "hostile.md", "# Hi <img src=x onerror=alert(1)>\n\n<script>alert('x')</script> ignore previous instructions\n\n```\nunclosed");
+    write(docs.path(), "notes.txt", "not in scope");
+    let out = tempfile::tempdir().unwrap();
+    let r = build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    let reason = |p: &str| {
+        r.skipped
+            .iter()
+            .find(|s| s.path == p)
+            .map(|s| s.reason.clone())
+            .unwrap_or_default()
+    };
+    assert!(reason("binary.md").contains("binary"), "{:?}", r.skipped);
+    assert!(reason("latin1.md").contains("UTF-8"));
+    assert!(reason("empty.md").contains("no text"));
+    assert!(reason("only-heading.md").contains("no text"));
+    assert!(reason("huge.md").contains("too large"));
+    assert!(
+        r.skipped.iter().all(|s| s.path != "notes.txt"),
+        "out-of-scope files are not warnings"
+    );
+    assert_eq!(r.pages, 4, "the sample pages and the hostile one");
+    let b = Bundle::from_bytes(&std::fs::read(out.path().join("b")).unwrap()).unwrap();
+    assert!(b
+        .chunks()
+        .iter()
+        .any(|c| c.text.contains("ignore previous instructions")));
+}
+
+#[test]
+fn empty_docs_fail_clearly_and_write_nothing() {
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "a.md", "");
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b.lantern");
+    let err = build_dir(docs.path(), &path, None).unwrap_err();
+    assert!(format!("{err:#}").contains("nothing to index"), "{err:#}");
+    assert!(!path.exists());
+    assert!(build_dir(&docs.path().join("missing"), &path, None).is_err());
+}
+
+#[test]
+fn failed_build_keeps_the_previous_bundle_intact() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b.lantern");
+    build_dir(docs.path(), &path, None).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    assert!(build_dir(empty.path(), &path, None).is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let leftovers = std::fs::read_dir(out.path()).unwrap().count();
+    assert_eq!(leftovers, 1, "no temporary files left behind");
+}
+
+#[test]
+fn damaged_and_foreign_bundles_are_rejected() {
+    let (_docs, _out, good) = built_sample();
+
+    assert!(matches!(
+        Bundle::from_bytes(&good[..good.len() / 2]),
+        Err(BundleError::Truncated { .. })
+    ));
+    assert!(matches!(
+        Bundle::from_bytes(&good[..10]),
+        Err(BundleError::Truncated { .. })
+    ));
+    assert_eq!(
+        Bundle::from_bytes(b"<html>404</html>").err(),
+        Some(BundleError::BadMagic)
+    );
+    let mut flipped = good.clone();
+    let mid = flipped.len() - 100;
+    flipped[mid] ^= 0x40;
+    assert_eq!(
+        Bundle::from_bytes(&flipped).err(),
+        Some(BundleError::Checksum)
+    );
+    let mut newer = good.clone();
+    newer[8] = 99;
+    assert!(matches!(
+        Bundle::from_bytes(&newer),
+        Err(BundleError::UnsupportedVersion { found: 99, .. })
+    ));
+
+    let bundle = Bundle::from_bytes(&good).unwrap();
+    let err = bundle.check_model("0000000000000000").unwrap_err();
+    assert!(matches!(err, BundleError::ModelMismatch { .. }));
+    assert!(err.to_string().contains("rebuild"));
+
+    // Every truncation point is an error, never a panic.
+    for cut in (0..good.len()).step_by(97) {
+        assert!(Bundle::from_bytes(&good[..cut]).is_err());
+    }
+}
+
+/// Random damage behind a valid checksum reaches the decoder and the engine: errors, never panics.
+#[test]
+fn randomly_damaged_payloads_never_panic() {
+    let (_docs, _out, good) = built_sample();
+    let body = 28; // fixed prefix length
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut decoded = 0;
+    for _ in 0..400 {
+        let mut bytes = good.clone();
+        for _ in 0..(1 + next() % 4) {
+            let i = body + (next() as usize % (bytes.len() - body));
+            bytes[i] = next() as u8;
+        }
+        let crc = crc32fast::hash(&bytes[body..]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        if let Ok(b) = Bundle::from_bytes(&bytes) {
+            decoded += 1;
+            let e = lantern_engine::Engine::new(b);
+            let v = vec![0.05f32; 384];
+            let _ = e.search(
+                "widget \"contrast ratio\" colr",
+                Some(&v),
+                lantern_engine::Mode::Hybrid,
+                10,
+            );
+        }
+    }
+    eprintln!("{decoded} of 400 damaged bundles still decoded and were searched");
+}
+
+#[test]
+fn identical_sections_are_embedded_once() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let text = std::fs::read_to_string(docs.path().join("guide/colors.md")).unwrap();
+    write(docs.path(), "v2/guide/colors.md", &text);
+    let out = tempfile::tempdir().unwrap();
+    let r = build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    assert_eq!(r.pages, 4);
+    assert_eq!(
+        r.embedded + 2,
+        r.chunks,
+        "the copied page's two sections reuse the original's vectors"
+    );
+    let b = Bundle::from_bytes(&std::fs::read(out.path().join("b")).unwrap()).unwrap();
+    assert_eq!(b.vectors().len(), r.chunks);
+}
+
+/// A cache with the right model hash but damaged vectors must not reach the bundle.
+#[test]
+fn damaged_cache_entries_are_embedded_again() {
+    use lantern_indexer::cache::{text_key, EmbeddingCache};
+    use lantern_indexer::chunk::embedding_text;
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let (bundle, cache) = (out.path().join("b"), out.path().join("cache"));
+    build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
+    let cold = std::fs::read(&bundle).unwrap();
+    let b = Bundle::from_bytes(&cold).unwrap();
+    let sha = &model().model.manifest.sha256;
+    let (mut c, warning) = EmbeddingCache::load(&cache, sha);
+    assert!(warning.is_none());
+    for (i, chunk) in b.chunks().iter().enumerate() {
+        let key = text_key(&embedding_text(&chunk.breadcrumb, &chunk.text));
+        let bad = if i % 2 == 0 {
+            vec![0.1; 7]
+        } else {
+            vec![f32::NAN; 384]
+        };
+        c.insert(key, bad);
+    }
+    c.save(&cache).unwrap();
+    let r = build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
+    assert_eq!(r.embedded, r.chunks, "every damaged vector embedded again");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("damaged")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(
+        std::fs::read(&bundle).unwrap(),
+        cold,
+        "same bundle as the cold build"
+    );
+}

@@ -1,0 +1,505 @@
+//! `lantern eval`: retrieval quality on labelled questions, per search mode, with the real model.
+//!
+//! Metrics are page-level (a page ranks at its best chunk), because a reader lands on a page;
+//! section-level hit@5 is reported where questions name the answering anchor.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use lantern_engine::Mode;
+
+use crate::searcher::Searcher;
+
+/// One labelled question. Accepts Lantern's golden format and the shared Rust book set
+/// (`family` instead of `type`, `expected` as one path).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Question {
+    pub id: String,
+    pub query: String,
+    /// Source paths of the answering page(s); empty for unanswerable questions.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub expected: Vec<String>,
+    /// Expected section anchor, when labelled.
+    #[serde(default)]
+    pub anchor: Option<String>,
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub family: Option<String>,
+}
+
+impl Question {
+    pub fn group(&self) -> String {
+        self.kind
+            .clone()
+            .or_else(|| self.family.clone())
+            .unwrap_or_else(|| "all".into())
+    }
+
+    pub fn answerable(&self) -> bool {
+        !self.expected.is_empty() && self.kind.as_deref() != Some("unanswerable")
+    }
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(s)) => vec![s],
+        Some(OneOrMany::Many(v)) => v,
+    })
+}
+
+pub const TYPES: [&str; 4] = ["lexical", "paraphrase", "exact", "unanswerable"];
+
+/// Reads a JSONL golden file; blank lines and `//` comment lines are allowed.
+pub fn load_golden(path: &Path) -> Result<Vec<Question>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let q: Question =
+            serde_json::from_str(line).with_context(|| format!("{}:{}", path.display(), i + 1))?;
+        out.push(q);
+    }
+    if out.is_empty() {
+        bail!("{} holds no questions", path.display());
+    }
+    Ok(out)
+}
+
+/// Does a page's source path match an expected path? Expected paths may carry a prefix
+/// (`docs/book/ch01.md` matches `ch01.md`).
+pub fn page_matches(source: &str, expected: &str) -> bool {
+    expected == source || expected.ends_with(&format!("/{source}"))
+}
+
+/// Outcome of one question in one mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub id: String,
+    pub group: String,
+    pub answerable: bool,
+    /// 1-based page rank of the first expected page, if in the top 10.
+    pub page_rank: Option<usize>,
+    /// The expected section was among the top 5 chunks (None when not labelled).
+    pub section_hit5: Option<bool>,
+    pub no_good_match: bool,
+    pub best_cosine: Option<f32>,
+    pub ms: f64,
+}
+
+/// Aggregates over a set of outcomes.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Metrics {
+    pub n: usize,
+    pub hit1: f64,
+    pub hit3: f64,
+    pub hit5: f64,
+    pub mrr10: f64,
+    pub ndcg10: f64,
+    pub section_hit5: Option<f64>,
+}
+
+pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
+    let answerable: Vec<&&Outcome> = outcomes.iter().filter(|o| o.answerable).collect();
+    let n = answerable.len();
+    if n == 0 {
+        return Metrics::default();
+    }
+    let frac =
+        |f: &dyn Fn(&Outcome) -> f64| answerable.iter().map(|o| f(o)).sum::<f64>() / n as f64;
+    let within = |k: usize| move |o: &Outcome| o.page_rank.is_some_and(|r| r <= k) as u8 as f64;
+    let sections: Vec<bool> = answerable.iter().filter_map(|o| o.section_hit5).collect();
+    Metrics {
+        n,
+        hit1: frac(&within(1)),
+        hit3: frac(&within(3)),
+        hit5: frac(&within(5)),
+        mrr10: frac(&|o| o.page_rank.map(|r| 1.0 / r as f64).unwrap_or(0.0)),
+        // One relevant page per question in practice: nDCG is 1/log2(rank+1).
+        ndcg10: frac(&|o| {
+            o.page_rank
+                .map(|r| 1.0 / ((r + 1) as f64).log2())
+                .unwrap_or(0.0)
+        }),
+        section_hit5: (!sections.is_empty())
+            .then(|| sections.iter().filter(|&&b| b).count() as f64 / sections.len() as f64),
+    }
+}
+
+/// Runs every question in every mode (the searcher must have the model).
+pub fn run(
+    searcher: &Searcher,
+    questions: &[Question],
+) -> Result<BTreeMap<&'static str, Vec<Outcome>>> {
+    let engine = searcher.engine();
+    let bundle = engine.bundle();
+    let source = |page: u32| {
+        bundle
+            .pages()
+            .get(page as usize)
+            .map_or("", |p| p.source.as_str())
+    };
+    let mut by_mode: BTreeMap<&'static str, Vec<Outcome>> = BTreeMap::new();
+    for q in questions {
+        let t0 = Instant::now();
+        let vector = searcher
+            .embed(&q.query)?
+            .context("evaluation needs the model")?;
+        let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        for mode in Mode::ALL {
+            let t = Instant::now();
+            let r = engine.search(&q.query, Some(&vector), mode, 10);
+            let mut ms = t.elapsed().as_secs_f64() * 1000.0;
+            if mode != Mode::Keyword {
+                ms += embed_ms;
+            }
+            let page_rank = r
+                .pages
+                .iter()
+                .position(|g| q.expected.iter().any(|e| page_matches(source(g.page), e)))
+                .map(|i| i + 1);
+            let section_hit5 = q.anchor.as_ref().map(|a| {
+                r.hits.iter().take(5).any(|h| {
+                    bundle.chunk(h.chunk).is_some_and(|c| {
+                        &c.anchor == a && q.expected.iter().any(|e| page_matches(source(c.page), e))
+                    })
+                })
+            });
+            by_mode.entry(mode.as_str()).or_default().push(Outcome {
+                id: q.id.clone(),
+                group: q.group(),
+                answerable: q.answerable(),
+                page_rank,
+                section_hit5,
+                no_good_match: r.no_good_match,
+                best_cosine: r.best_cosine,
+                ms,
+            });
+        }
+    }
+    Ok(by_mode)
+}
+
+/// What `lantern eval` checks besides reporting.
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    /// Fail when hybrid page hit@5 is below this.
+    pub min_hit5: Option<f64>,
+    /// Fail when hybrid MRR@10 is below this.
+    pub min_mrr: Option<f64>,
+    /// Fail when hybrid finds fewer top-5 pages than keyword on any question type by more
+    /// than one question.
+    pub types: bool,
+}
+
+/// `lantern eval`: runs every question in every mode, writes the report to `out` (and as JSON
+/// to `json`), then applies the gate.
+pub fn evaluate(
+    searcher: &Searcher,
+    golden: &Path,
+    gate: &Gate,
+    json: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let questions = load_golden(golden)?;
+    let threshold = searcher.engine().bundle().header().abstain_cosine;
+    let by_mode = run(searcher, &questions)?;
+
+    let mut groups: Vec<String> = questions.iter().map(|q| q.group()).collect();
+    groups.sort();
+    groups.dedup();
+    writeln!(
+        out,
+        "{} questions ({} answerable) from {}; page-level metrics",
+        questions.len(),
+        questions.iter().filter(|q| q.answerable()).count(),
+        golden.display()
+    )?;
+    writeln!(
+        out,
+        "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
+        "mode", "questions", "n", "hit@1", "hit@3", "hit@5", "MRR@10", "nDCG@10", "sect.hit@5"
+    )?;
+    let fmt = |x: f64| format!("{x:.3}");
+    let mut report = serde_json::Map::new();
+    for mode in Mode::ALL {
+        let name = mode.as_str();
+        let outcomes = &by_mode[name];
+        let mut rows = vec![("all".to_string(), outcomes.iter().collect::<Vec<_>>())];
+        if groups.len() > 1 {
+            for g in &groups {
+                rows.push((
+                    g.clone(),
+                    outcomes.iter().filter(|o| &o.group == g).collect(),
+                ));
+            }
+        }
+        let mut mode_json = serde_json::Map::new();
+        for (label, set) in rows {
+            let m = metrics(&set);
+            if m.n == 0 {
+                continue;
+            }
+            writeln!(
+                out,
+                "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
+                name,
+                label,
+                m.n,
+                fmt(m.hit1),
+                fmt(m.hit3),
+                fmt(m.hit5),
+                fmt(m.mrr10),
+                fmt(m.ndcg10),
+                m.section_hit5.map(fmt).unwrap_or_else(|| "-".into())
+            )?;
+            mode_json.insert(label, serde_json::to_value(&m)?);
+        }
+        report.insert(name.into(), serde_json::Value::Object(mode_json));
+    }
+
+    writeln!(out)?;
+    for mode in Mode::ALL {
+        let name = mode.as_str();
+        let o = &by_mode[name];
+        let ms: Vec<f64> = o.iter().map(|o| o.ms).collect();
+        let (abstain, answered) = abstention(o);
+        writeln!(
+            out,
+            "{:<8} latency p50 {:.2} ms, p95 {:.2} ms{}",
+            name,
+            percentile(ms.clone(), 0.5),
+            percentile(ms, 0.95),
+            match (abstain, answered) {
+                (Some(a), Some(b)) => format!(
+                    "; abstained on {:.0}% of unanswerable, answered {:.0}% of answerable",
+                    a * 100.0,
+                    b * 100.0
+                ),
+                _ => String::new(),
+            }
+        )?;
+    }
+    let hybrid = &by_mode["hybrid"];
+    if let (Some(auc), Some((t, bal))) = (auroc(hybrid), calibrate(hybrid)) {
+        writeln!(
+            out,
+            "abstention signal (best dense cosine): AUROC {auc:.3}; best threshold {t:.3} (balanced accuracy {bal:.3}); bundle uses {threshold:.3}"
+        )?;
+        report.insert("calibration".into(), serde_json::json!({"auroc": auc, "threshold": t, "balanced_accuracy": bal, "bundle_threshold": threshold}));
+    }
+    let misses: Vec<&Outcome> = hybrid
+        .iter()
+        .filter(|o| o.answerable && o.page_rank.is_none_or(|r| r > 5))
+        .collect();
+    if !misses.is_empty() {
+        writeln!(out, "hybrid misses (expected page not in top 5):")?;
+        for m in &misses {
+            let Some(q) = questions.iter().find(|q| q.id == m.id) else {
+                continue;
+            };
+            writeln!(
+                out,
+                "  {:<14} rank {:<5} {:?} -> {}",
+                m.id,
+                m.page_rank
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| ">10".into()),
+                q.query,
+                q.expected.join(", ")
+            )?;
+        }
+    }
+    if let Some(path) = json {
+        report.insert("outcomes".into(), serde_json::to_value(&by_mode)?);
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+
+    // The gate.
+    let all = metrics(&hybrid.iter().collect::<Vec<_>>());
+    let mut failures = Vec::new();
+    if let Some(min) = gate.min_hit5 {
+        if all.hit5 < min {
+            failures.push(format!("hybrid hit@5 {:.3} < {min}", all.hit5));
+        }
+    }
+    if let Some(min) = gate.min_mrr {
+        if all.mrr10 < min {
+            failures.push(format!("hybrid MRR@10 {:.3} < {min}", all.mrr10));
+        }
+    }
+    if gate.types {
+        let hits5 = |mode: &str, g: &str| {
+            by_mode[mode]
+                .iter()
+                .filter(|o| o.group == g && o.page_rank.is_some_and(|r| r <= 5))
+                .count()
+        };
+        for g in &groups {
+            let (h, k) = (hits5("hybrid", g), hits5("keyword", g));
+            if h + 1 < k {
+                failures.push(format!(
+                    "hybrid finds {h} {g} questions in the top 5, keyword {k}"
+                ));
+            }
+        }
+    }
+    if !failures.is_empty() {
+        anyhow::bail!("quality gate failed: {}", failures.join("; "));
+    }
+    Ok(())
+}
+
+/// Area under the ROC curve of `best_cosine` as a score for "answerable".
+pub fn auroc(outcomes: &[Outcome]) -> Option<f64> {
+    let pos: Vec<f32> = outcomes
+        .iter()
+        .filter(|o| o.answerable)
+        .filter_map(|o| o.best_cosine)
+        .collect();
+    let neg: Vec<f32> = outcomes
+        .iter()
+        .filter(|o| !o.answerable)
+        .filter_map(|o| o.best_cosine)
+        .collect();
+    if pos.is_empty() || neg.is_empty() {
+        return None;
+    }
+    let mut wins = 0.0;
+    for p in &pos {
+        for n in &neg {
+            wins += if p > n {
+                1.0
+            } else if p == n {
+                0.5
+            } else {
+                0.0
+            };
+        }
+    }
+    Some(wins / (pos.len() * neg.len()) as f64)
+}
+
+/// The cosine threshold that best separates answerable from unanswerable questions (highest
+/// balanced accuracy; ties go to the lower threshold, which abstains less).
+pub fn calibrate(outcomes: &[Outcome]) -> Option<(f32, f64)> {
+    let mut cands: Vec<f32> = outcomes.iter().filter_map(|o| o.best_cosine).collect();
+    cands.sort_by(f32::total_cmp);
+    cands.dedup();
+    let pos = outcomes.iter().filter(|o| o.answerable).count() as f64;
+    let neg = outcomes.iter().filter(|o| !o.answerable).count() as f64;
+    if pos == 0.0 || neg == 0.0 {
+        return None;
+    }
+    let mut best: Option<(f32, f64)> = None;
+    for w in cands.windows(2) {
+        let t = (w[0] + w[1]) / 2.0;
+        let tp = outcomes
+            .iter()
+            .filter(|o| o.answerable && o.best_cosine.is_some_and(|c| c >= t))
+            .count() as f64;
+        let tn = outcomes
+            .iter()
+            .filter(|o| !o.answerable && o.best_cosine.is_some_and(|c| c < t))
+            .count() as f64;
+        let bal = (tp / pos + tn / neg) / 2.0;
+        if best.is_none_or(|(_, b)| bal > b) {
+            best = Some((t, bal));
+        }
+    }
+    best
+}
+
+/// Abstention accuracy on unanswerable questions and answered rate on answerable ones.
+pub fn abstention(outcomes: &[Outcome]) -> (Option<f64>, Option<f64>) {
+    let un: Vec<&Outcome> = outcomes.iter().filter(|o| !o.answerable).collect();
+    let an: Vec<&Outcome> = outcomes.iter().filter(|o| o.answerable).collect();
+    let rate = |v: &[&Outcome], f: &dyn Fn(&Outcome) -> bool| {
+        (!v.is_empty()).then(|| v.iter().filter(|o| f(o)).count() as f64 / v.len() as f64)
+    };
+    (
+        rate(&un, &|o| o.no_good_match),
+        rate(&an, &|o| !o.no_good_match),
+    )
+}
+
+pub fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    let i = ((xs.len() - 1) as f64 * p).round() as usize;
+    xs[i]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(answerable: bool, rank: Option<usize>, cos: f32) -> Outcome {
+        Outcome {
+            id: String::new(),
+            group: "g".into(),
+            answerable,
+            page_rank: rank,
+            section_hit5: None,
+            no_good_match: false,
+            best_cosine: Some(cos),
+            ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn metrics_from_ranks() {
+        let v = [
+            o(true, Some(1), 0.5),
+            o(true, Some(2), 0.5),
+            o(true, None, 0.5),
+            o(false, None, 0.1),
+        ];
+        let m = metrics(&v.iter().collect::<Vec<_>>());
+        assert_eq!(m.n, 3);
+        assert!((m.hit1 - 1.0 / 3.0).abs() < 1e-9);
+        assert!((m.hit3 - 2.0 / 3.0).abs() < 1e-9);
+        assert!((m.mrr10 - 0.5).abs() < 1e-9);
+        assert!((m.ndcg10 - (1.0 + 1.0 / 3f64.log2()) / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn auroc_and_calibration_separate_scores() {
+        let v = [
+            o(true, None, 0.6),
+            o(true, None, 0.5),
+            o(false, None, 0.2),
+            o(false, None, 0.3),
+        ];
+        assert_eq!(auroc(&v), Some(1.0));
+        let (t, bal) = calibrate(&v).unwrap();
+        assert!(t > 0.3 && t < 0.5, "{t}");
+        assert_eq!(bal, 1.0);
+    }
+
+    #[test]
+    fn expected_paths_match_with_prefixes() {
+        assert!(page_matches("ch01.md", "docs/book/ch01.md"));
+        assert!(page_matches("ch01.md", "ch01.md"));
+        assert!(!page_matches("h01.md", "docs/book/ch01.md"));
+    }
+}

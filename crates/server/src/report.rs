@@ -1,0 +1,148 @@
+//! What the CLI prints for a search and for a bundle, as plain text. Document text is untrusted:
+//! control characters are replaced, so a document cannot send escape sequences to a terminal.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use lantern_engine::{AskOutcome, Results, Signal};
+
+use crate::searcher::Searcher;
+
+/// Replaces every control character (newlines included) with a space.
+pub fn terminal_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// Search results as `lantern query` prints them; with `explain`, each retriever's rank and
+/// score, and the timing.
+pub fn results_text(results: &Results, explain: bool, took: Duration) -> String {
+    let mut out = String::new();
+    if results.no_good_match {
+        out.push_str("No good match in these docs. Closest sources:\n");
+    }
+    let sig = |s: Option<Signal>| {
+        s.map(|s| format!("#{} ({:.3})", s.rank, s.score))
+            .unwrap_or_else(|| "-".into())
+    };
+    for (i, group) in results.pages.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. {}  {}",
+            i + 1,
+            terminal_safe(&group.title),
+            terminal_safe(&group.url)
+        );
+        for hit in &group.hits {
+            let _ = writeln!(
+                out,
+                "   - {}  {}",
+                terminal_safe(&hit.breadcrumb),
+                terminal_safe(&hit.url)
+            );
+            let _ = writeln!(out, "     {}", terminal_safe(&hit.excerpt));
+            if explain {
+                let _ = writeln!(
+                    out,
+                    "     score {:.4}  keyword {}  vector {}",
+                    hit.score,
+                    sig(hit.keyword),
+                    sig(hit.vector)
+                );
+            }
+        }
+    }
+    if explain {
+        let _ = writeln!(
+            out,
+            "mode {}, best cosine {}, search {:.2} ms",
+            results.mode,
+            results
+                .best_cosine
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_else(|| "-".into()),
+            took.as_secs_f64() * 1000.0
+        );
+    }
+    out
+}
+
+/// What `lantern inspect` prints: model, settings, counts and sizes by part.
+pub fn bundle_text(searcher: &Searcher) -> String {
+    let b = searcher.engine().bundle();
+    let h = b.header();
+    let s = b.part_sizes();
+    let (path, bytes) = searcher.source();
+    let kib = |n: usize| format!("{:.1} KiB", n as f64 / 1024.0);
+    let mut out = String::new();
+    let _ = writeln!(out, "bundle      {} ({})", path.display(), kib(bytes));
+    let _ = writeln!(
+        out,
+        "model       {} sha256 {} dim {} max tokens {}",
+        terminal_safe(&h.model.id),
+        terminal_safe(&h.model.sha256),
+        h.model.dim,
+        h.model.max_tokens
+    );
+    let _ = writeln!(
+        out,
+        "counts      {} pages, {} chunks, {} terms",
+        h.pages, h.chunks, h.terms
+    );
+    let _ = writeln!(
+        out,
+        "bm25        k1 {} b {} heading weight {}",
+        h.bm25.k1, h.bm25.b, h.bm25.heading_weight
+    );
+    let _ = writeln!(
+        out,
+        "vectors     int8, scale {:.1}; abstain below cosine {:.2}",
+        h.quantization.scale, h.abstain_cosine
+    );
+    let _ = writeln!(
+        out,
+        "parts       text {}, postings {}, vectors+graph {}, header {}",
+        kib(s.text),
+        kib(s.postings),
+        kib(s.vectors_and_graph),
+        kib(s.header)
+    );
+    out
+}
+
+/// An ask's outcome as `lantern ask` prints it: the answer and its numbered sources, or why
+/// there is none.
+pub fn answer_text(outcome: &AskOutcome) -> String {
+    match outcome {
+        AskOutcome::Answered { text, passages, .. } => {
+            let mut out = format!("{}\n\n", terminal_safe_lines(text));
+            for p in passages {
+                let _ = writeln!(
+                    out,
+                    "[{}] {}  {}",
+                    p.n,
+                    terminal_safe(&p.breadcrumb),
+                    terminal_safe(&p.url)
+                );
+            }
+            out
+        }
+        AskOutcome::Abstained { reason, .. } => format!("No answer ({reason:?}).\n"),
+    }
+}
+
+/// Like [`terminal_safe`], but keeps line breaks.
+fn terminal_safe_lines(s: &str) -> String {
+    s.lines().map(terminal_safe).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_do_not_reach_the_terminal() {
+        assert_eq!(terminal_safe("a\u{1b}[31mred\u{7}\nb"), "a [31mred  b");
+    }
+}

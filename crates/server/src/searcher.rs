@@ -1,0 +1,69 @@
+//! The one open-and-search type under every native command: a bundle read from disk, checked,
+//! and searched with the model that made it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use lantern_embedder::{Embedder, Model};
+use lantern_engine::{Bundle, Engine, Mode, Results};
+
+/// An opened bundle and, when vectors are wanted, the embedder of its model.
+pub struct Searcher {
+    engine: Engine,
+    embedder: Option<Embedder>,
+    path: PathBuf,
+    bytes: usize,
+}
+
+impl Searcher {
+    /// Opens the bundle at `path` with the model in `model_dir` (checked against the bundle),
+    /// or keyword-only when `model_dir` is `None`.
+    pub fn open(path: &Path, model_dir: Option<&Path>) -> Result<Searcher> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let bundle =
+            Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))?;
+        let embedder = match model_dir {
+            None => None,
+            Some(dir) => {
+                let model = Model::open(dir)?;
+                bundle.check_model(&model.manifest.sha256)?;
+                Some(model.embedder()?)
+            }
+        };
+        Ok(Searcher {
+            engine: Engine::new(bundle),
+            embedder,
+            path: path.to_path_buf(),
+            bytes: bytes.len(),
+        })
+    }
+
+    /// The engine (and through it the bundle).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Where the bundle was read from, and its size in bytes.
+    pub fn source(&self) -> (&Path, usize) {
+        (&self.path, self.bytes)
+    }
+
+    /// The query vector for `text`; `None` when opened keyword-only.
+    pub fn embed(&self, text: &str) -> Result<Option<Vec<f32>>> {
+        match &self.embedder {
+            Some(e) => Ok(Some(e.embed(text)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Searches in `mode`; modes that need vectors need the model.
+    pub fn search(&self, text: &str, mode: Mode, k: usize) -> Result<Results> {
+        let vector = match mode {
+            Mode::Keyword => None,
+            _ if self.embedder.is_none() => bail!("{mode} search needs the model"),
+            _ => self.embed(text)?,
+        };
+        Ok(self.engine.search(text, vector.as_deref(), mode, k))
+    }
+}

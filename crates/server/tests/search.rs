@@ -1,0 +1,141 @@
+//! The search engine on a real bundle built with the real model.
+
+#[path = "../../indexer/tests/common/mod.rs"]
+mod common;
+
+use std::sync::OnceLock;
+
+use common::{build_dir, model, write};
+use lantern_engine::{highlight_segments, Bundle, Engine, Mode, Results};
+
+fn engine() -> &'static Engine {
+    static E: OnceLock<Engine> = OnceLock::new();
+    E.get_or_init(|| {
+        let docs = tempfile::tempdir().unwrap();
+        let d = docs.path();
+        write(d, "install.md", "# Installation\n\nDownload the installer and run `widgetctl setup` to configure the machine.\n\n## Upgrading\n\nRun `widgetctl upgrade --channel stable` to move to the newest release.\n");
+        write(d, "cache.md", "# Build cache\n\n## Incremental builds\n\nUnchanged pages are never processed again: results are stored between runs in the cache file.\n\n## Clearing the cache\n\nDelete `.widget-cache` to start from scratch.\n");
+        write(d, "errors.md", "# Error reference\n\n## E042\n\nThe configuration file could not be parsed. The error message names the line.\n\n## Timeouts\n\nRequests that exceed thirty seconds are cancelled and retried twice.\n");
+        write(d, "themes.md", "# Themes\n\nA theme sets colors and fonts. Dark mode follows the operating system preference.\n\n## Custom themes\n\nCopy the default theme folder and change its palette.\n");
+        let out = d.join("s.lantern");
+        build_dir(d, &out, None).unwrap();
+        Engine::new(Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap())
+    })
+}
+
+fn search(q: &str, mode: Mode) -> Results {
+    let v = model().embedder.embed(q).unwrap();
+    engine().search(q, Some(&v), mode, 10)
+}
+
+fn top_url(r: &Results) -> &str {
+    r.hits.first().map(|h| h.url.as_str()).unwrap_or("")
+}
+
+#[test]
+fn paraphrase_found_by_vectors_and_hybrid() {
+    let q = "how can I avoid redoing work when nothing changed";
+    assert_eq!(
+        top_url(&search(q, Mode::Vector)),
+        "/cache.html#incremental-builds"
+    );
+    // A single shared keyword ("change") pulls another section up in fusion; the right one
+    // must still be near the top.
+    let hybrid = search(q, Mode::Hybrid);
+    assert!(hybrid.hits[..3]
+        .iter()
+        .any(|h| h.url == "/cache.html#incremental-builds"));
+}
+
+#[test]
+fn keyword_search_handles_identifiers_and_flags() {
+    let r = engine().search("widgetctl upgrade", None, Mode::Hybrid, 10);
+    assert_eq!(r.mode, Mode::Keyword, "no query vector: keyword only");
+    assert_eq!(top_url(&r), "/install.html#upgrading");
+    let r = engine().search("E042", None, Mode::Keyword, 10);
+    assert_eq!(top_url(&r), "/errors.html#e042");
+}
+
+#[test]
+fn typos_match_below_exact_hits() {
+    let r = engine().search("timeouts cancelled", None, Mode::Keyword, 10);
+    let exact = r.hits[0].score;
+    let r2 = engine().search("timeuots cancelled", None, Mode::Keyword, 10);
+    assert_eq!(top_url(&r2), "/errors.html#timeouts");
+    assert!(r2.hits[0].score < exact);
+    assert!(engine()
+        .search("zzzzzzz", None, Mode::Keyword, 10)
+        .hits
+        .is_empty());
+}
+
+#[test]
+fn last_word_matches_as_prefix_while_typing() {
+    let r = engine().search("pal", None, Mode::Keyword, 10);
+    assert_eq!(top_url(&r), "/themes.html#custom-themes");
+    assert!(
+        engine()
+            .search("pal ", None, Mode::Keyword, 10)
+            .hits
+            .is_empty(),
+        "a finished word is not a prefix"
+    );
+}
+
+#[test]
+fn quoted_phrases_must_appear_in_order() {
+    let r = engine().search("\"cache file\"", None, Mode::Keyword, 10);
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(top_url(&r), "/cache.html#incremental-builds");
+    assert!(engine()
+        .search("\"file cache\"", None, Mode::Keyword, 10)
+        .hits
+        .is_empty());
+}
+
+#[test]
+fn stop_words_alone_match_nothing() {
+    let r = engine().search("of the and", None, Mode::Keyword, 10);
+    assert!(r.hits.is_empty());
+    assert!(r.no_good_match);
+}
+
+#[test]
+fn unrelated_questions_get_no_good_match_with_sources() {
+    let r = search(
+        "what is the boiling point of water at altitude",
+        Mode::Hybrid,
+    );
+    assert!(r.no_good_match, "best cosine {:?}", r.best_cosine);
+    assert!(!r.hits.is_empty(), "closest sources still listed");
+    let r = search("how do I upgrade to the newest release", Mode::Hybrid);
+    assert!(!r.no_good_match);
+}
+
+#[test]
+fn hits_explain_themselves_and_group_by_page() {
+    let r = search("clearing the cache", Mode::Hybrid);
+    let h = &r.hits[0];
+    assert!(h.keyword.is_some() && h.vector.is_some());
+    assert_eq!(h.breadcrumb, "Build cache > Clearing the cache");
+    let cache_groups = r.pages.iter().filter(|g| g.url == "/cache.html").count();
+    assert_eq!(cache_groups, 1, "one group per page");
+    let g = &r.pages[0];
+    assert!(g.hits.windows(2).all(|w| w[0].score >= w[1].score));
+    // Highlights mark whole matched words inside the excerpt.
+    for hit in &r.hits {
+        for (word, marked) in highlight_segments(&hit.excerpt, &hit.highlights) {
+            assert!(
+                !marked || word.chars().all(char::is_alphanumeric),
+                "{word:?}"
+            );
+        }
+    }
+    assert!(r.hits.iter().any(|h| !h.highlights.is_empty()));
+}
+
+#[test]
+fn wrong_dimension_query_vectors_are_ignored_not_fatal() {
+    let r = engine().search("cache", Some(&[0.5; 3]), Mode::Hybrid, 10);
+    assert!(!r.hits.is_empty());
+}

@@ -1,0 +1,142 @@
+//! The search core for the browser: a thin wasm-bindgen layer over `lantern-engine`. It holds no
+//! search or protocol logic of its own; it only converts types.
+
+use lantern_engine::{AskSession, Bundle, Engine, Mode};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+/// A loaded bundle, ready to search.
+#[wasm_bindgen]
+pub struct SearchIndex {
+    engine: Engine,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Info {
+    model_id: String,
+    model_sha256: String,
+    dim: u32,
+    pages: u32,
+    chunks: u32,
+    abstain_cosine: f32,
+}
+
+#[wasm_bindgen]
+impl SearchIndex {
+    /// Decodes and validates bundle bytes; throws with a clear message on a bad bundle.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: &[u8]) -> Result<SearchIndex, JsError> {
+        let bundle = Bundle::from_bytes(bytes).map_err(js)?;
+        Ok(SearchIndex {
+            engine: Engine::new(bundle),
+        })
+    }
+
+    /// Model id, model sha256, dimensions and counts.
+    pub fn info(&self) -> Result<JsValue, JsError> {
+        let h = self.engine.bundle().header();
+        to_js(&Info {
+            model_id: h.model.id.clone(),
+            model_sha256: h.model.sha256.clone(),
+            dim: h.model.dim,
+            pages: h.pages,
+            chunks: h.chunks,
+            abstain_cosine: h.abstain_cosine,
+        })
+    }
+
+    /// Throws unless the model with this sha256 is the one the bundle was built with.
+    #[wasm_bindgen(js_name = checkModel)]
+    pub fn check_model(&self, sha256: &str) -> Result<(), JsError> {
+        self.engine.bundle().check_model(sha256).map_err(js)
+    }
+
+    /// Searches. `mode` is "hybrid", "vector" (or "semantic") or "keyword"; without `vector`
+    /// the search is keyword-only and the result says so.
+    pub fn search(
+        &self,
+        query: &str,
+        mode: &str,
+        k: usize,
+        vector: Option<Vec<f32>>,
+    ) -> Result<JsValue, JsError> {
+        let mode: Mode = mode.parse().map_err(js)?;
+        to_js(
+            &self
+                .engine
+                .search(query, vector.as_deref(), mode, k.clamp(1, 100)),
+        )
+    }
+
+    /// Starts asking `question` (searching hybrid when `vector` is given).
+    pub fn ask(&self, question: &str, vector: Option<Vec<f32>>) -> Ask {
+        Ask {
+            session: AskSession::start(&self.engine, question, vector.as_deref()),
+        }
+    }
+}
+
+/// One question's way through the answer protocol (`lantern_engine::AskSession`); JavaScript
+/// only posts `request` and feeds back the response bytes.
+#[wasm_bindgen]
+pub struct Ask {
+    session: AskSession,
+}
+
+#[wasm_bindgen]
+impl Ask {
+    /// The body to post next, or `undefined` once the ask has ended.
+    #[wasm_bindgen(getter)]
+    pub fn request(&self) -> Result<JsValue, JsError> {
+        match self.session.request() {
+            Some(r) => to_js(r),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// 0 for the first answer, 1 for the corrective retry.
+    #[wasm_bindgen(getter)]
+    pub fn attempt(&self) -> u32 {
+        self.session.attempt()
+    }
+
+    /// Reads response bytes; returns whether the answer text grew. Throws when the stream
+    /// reports a failure or breaks the protocol.
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<bool, JsError> {
+        self.session.feed(bytes).map_err(js)
+    }
+
+    /// The current attempt's text so far.
+    #[wasm_bindgen(getter)]
+    pub fn text(&self) -> String {
+        self.session.text().to_string()
+    }
+
+    /// The response ended: returns the outcome, or `undefined` when a retry is to be posted.
+    #[wasm_bindgen(js_name = endAttempt)]
+    pub fn end_attempt(&mut self) -> Result<JsValue, JsError> {
+        match self.session.end_attempt().map_err(js)? {
+            Some(o) => to_js(o),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    /// How the ask ended, or `undefined` while it goes on.
+    #[wasm_bindgen(getter)]
+    pub fn outcome(&self) -> Result<JsValue, JsError> {
+        match self.session.outcome() {
+            Some(o) => to_js(o),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+}
+
+fn js(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(js)
+}

@@ -1,0 +1,135 @@
+// Lantern's browser API: keyword search as soon as the bundle is loaded, hybrid once the
+// embedder (a separate, larger wasm module in a Web Worker) is ready. Ranking and the answer
+// protocol happen in lantern-engine compiled to wasm; this file only moves bytes and messages.
+import initSearch, { SearchIndex } from './pkg/lantern_search_wasm.js';
+import { fetchBytes } from './fetch.js';
+
+/** Posts one request to the proxy and feeds the response body to the ask session. */
+async function postAnswer(proxy, ask, onText) {
+  const res = await fetch(new URL('answer', proxy.endsWith('/') ? proxy : proxy + '/'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ask.request),
+  });
+  if (!res.ok) {
+    let message = `answer service: HTTP ${res.status}`;
+    try { message = (await res.json()).error.message || message; } catch { /* not JSON */ }
+    throw new Error(message);
+  }
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (ask.feed(value)) onText(ask.text);
+  }
+}
+
+export class Lantern {
+  #index;
+  #info;
+  #worker = null;
+  #ready = false;
+  #loading = null;
+  #pending = new Map();
+  #nextId = 1;
+
+  constructor(index) {
+    this.#index = index;
+    this.#info = index.info();
+  }
+
+  /** Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. */
+  static async load(bundleUrl, { onProgress } = {}) {
+    await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
+    const bytes = await fetchBytes(bundleUrl, onProgress && ((p) => onProgress({ stage: 'bundle', ...p })));
+    return new Lantern(new SearchIndex(bytes));
+  }
+
+  /** Model, dimensions and counts of the loaded bundle. */
+  get info() { return this.#info; }
+
+  /** True once queries are embedded and searches are hybrid. */
+  get semanticReady() { return this.#ready; }
+
+  /**
+   * Starts the embedder in a worker from the model folder at `modelUrl` (its manifest.json
+   * names the files and the model's contract). Resolves when it is ready; rejects if it fails
+   * or if its model is not the one the bundle was built with (checked before the download).
+   */
+  loadSemantic({ modelUrl, onProgress } = {}) {
+    if (this.#loading) return this.#loading;
+    const worker = new Worker(new URL('./embed-worker.js', import.meta.url), { type: 'module' });
+    this.#worker = worker;
+    this.#loading = new Promise((resolve, reject) => {
+      const fail = (err) => { worker.terminate(); this.#loading = null; reject(err); };
+      worker.onmessage = (event) => {
+        const msg = event.data;
+        if (msg.type === 'manifest') {
+          try { this.#index.checkModel(msg.sha256); } catch (err) { fail(err); }
+        } else if (msg.type === 'progress') {
+          onProgress?.({ stage: msg.file, loaded: msg.loaded, total: msg.total });
+        } else if (msg.type === 'ready') {
+          this.#ready = true;
+          resolve();
+        } else if (msg.type === 'vector') {
+          this.#pending.get(msg.id)?.resolve(msg.vector);
+          this.#pending.delete(msg.id);
+        } else if (msg.type === 'error') {
+          if (msg.id === undefined) { fail(new Error(msg.message)); return; }
+          this.#pending.get(msg.id)?.reject(new Error(msg.message));
+          this.#pending.delete(msg.id);
+        }
+      };
+      worker.onerror = (e) => fail(new Error(e.message || 'embedder worker failed'));
+      const base = new URL(modelUrl, location.href);
+      worker.postMessage({ type: 'load', manifestUrl: new URL('manifest.json', base.href.endsWith('/') ? base : base.href + '/').href });
+    });
+    return this.#loading;
+  }
+
+  /** Embeds a text with the loaded model (for tests and tools). */
+  embed(text) {
+    if (!this.#ready) return Promise.reject(new Error('the embedder is not loaded'));
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ type: 'embed', id, text });
+    });
+  }
+
+  /**
+   * Searches. Hybrid and semantic modes need the embedder; until it is ready they run as
+   * keyword search, and `results.mode` says which mode actually ran.
+   */
+  async search(query, { mode = 'hybrid', k = 10 } = {}) {
+    let vector;
+    if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
+    return this.#index.search(query, mode, k, vector);
+  }
+
+  /**
+   * Asks for a cited answer through the proxy at `proxy`. Streams text to `onDelta(text,
+   * attempt)`. Resolves to the engine's outcome: { status: 'answered', text, cited, passages }
+   * or { status: 'abstained', reason, passages, modelCalls }. The engine verifies the
+   * citations and decides on the one corrective retry; this only carries the bytes.
+   */
+  async ask(question, { proxy, onDelta } = {}) {
+    const vector = this.#ready && question.trim() ? await this.embed(question) : undefined;
+    const ask = this.#index.ask(question, vector);
+    try {
+      while (ask.request !== undefined) {
+        const attempt = ask.attempt;
+        await postAnswer(proxy, ask, (text) => onDelta?.(text, attempt));
+        ask.endAttempt();
+      }
+      return ask.outcome;
+    } finally {
+      ask.free();
+    }
+  }
+
+  /** Keyword search, synchronously. */
+  searchKeyword(query, { k = 10 } = {}) {
+    return this.#index.search(query, 'keyword', k, undefined);
+  }
+}

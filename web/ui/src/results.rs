@@ -1,0 +1,155 @@
+//! The results list: recent searches for an empty box, then hits grouped by page, each with its
+//! breadcrumb, highlighted excerpt and, on demand, why it ranked where it did.
+
+use leptos::prelude::*;
+
+use lantern_engine::{highlight_segments, Hit};
+
+use crate::search::Ctx;
+
+/// What goes under the search box.
+#[component]
+pub fn ResultsBody() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    move || {
+        if ctx.query.get().trim().is_empty() {
+            return recent_list(ctx).into_any();
+        }
+        let Some(r) = ctx.results.get() else {
+            return view! { <p class="hint">"Searching…"</p> }.into_any();
+        };
+        if r.hits.is_empty() {
+            return view! { <p class="empty" role="status">"No results. Try other words."</p> }
+                .into_any();
+        }
+        let mut index = 0usize;
+        let groups = r
+            .pages
+            .into_iter()
+            .map(|g| {
+                let hits = g
+                    .hits
+                    .into_iter()
+                    .map(|h| {
+                        let i = index;
+                        index += 1;
+                        view! { <ResultOption hit=h index=i /> }
+                    })
+                    .collect_view();
+                view! {
+                    <li class="group" role="presentation">
+                        <div class="page-title" role="presentation">{g.title}</div>
+                        <ul role="presentation">{hits}</ul>
+                    </li>
+                }
+            })
+            .collect_view();
+        view! {
+            {r.no_good_match
+                .then(|| {
+                    view! {
+                        <p class="no-match" role="status">
+                            "No good match in these docs. The closest sections are listed below."
+                        </p>
+                    }
+                })}
+            <p class="mode-used">{format!("{} results", r.mode.label().to_lowercase())}</p>
+            <ul id="lantern-listbox" role="listbox" aria-label="Search results" class="results">
+                {groups}
+            </ul>
+        }
+        .into_any()
+    }
+}
+
+fn recent_list(ctx: Ctx) -> impl IntoView {
+    let list = ctx.recents.get();
+    if list.is_empty() {
+        return view! { <p class="hint">"Type a question or some words. Quotes match a phrase."</p> }
+            .into_any();
+    }
+    view! {
+        <div class="recent">
+            <p class="label">"Recent searches"</p>
+            {list
+                .into_iter()
+                .map(|s| {
+                    let q = s.clone();
+                    view! {
+                        <button
+                            type="button"
+                            class="recent-item"
+                            on:click=move |_| {
+                                ctx.query.set(q.clone());
+                                ctx.run();
+                            }
+                        >
+                            {s}
+                        </button>
+                    }
+                })
+                .collect_view()}
+        </div>
+    }
+    .into_any()
+}
+
+/// One result row: a link to the section, its breadcrumb, the highlighted excerpt (text nodes,
+/// never markup) and a "why?" toggle.
+#[component]
+fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let url = hit.url.clone();
+    let chunk = hit.chunk;
+    let parts = highlight_segments(&hit.excerpt, &hit.highlights)
+        .into_iter()
+        .map(|(text, hl)| {
+            if hl {
+                view! { <mark>{text}</mark> }.into_any()
+            } else {
+                text.into_any()
+            }
+        })
+        .collect_view();
+    let explain = format!(
+        "keyword: {} · semantic: {} · fused score {:.4}",
+        hit.keyword
+            .map(|s| format!("#{} (BM25 {:.2})", s.rank, s.score))
+            .unwrap_or_else(|| "no match".into()),
+        hit.vector
+            .map(|s| format!("#{} (cosine {:.3})", s.rank, s.score))
+            .unwrap_or_else(|| "not in top 50".into()),
+        hit.score
+    );
+    let open = move || ctx.why.get() == Some(chunk);
+    view! {
+        <li
+            role="option"
+            id=format!("lantern-opt-{index}")
+            class="hit"
+            aria-selected=move || (ctx.active.get() == index).to_string()
+            on:mousemove=move |_| ctx.active.set(index)
+        >
+            <a
+                href=url.clone()
+                on:click=move |ev| {
+                    ev.prevent_default();
+                    ctx.go(&url);
+                }
+            >
+                <span class="crumb">{hit.breadcrumb}</span>
+                <span class="excerpt">{parts}</span>
+            </a>
+            <button
+                type="button"
+                class="why"
+                tabindex="-1"
+                aria-expanded=move || open().to_string()
+                on:click=move |_| ctx.why.update(|w| *w = if *w == Some(chunk) { None } else { Some(chunk) })
+            >
+                "why?"
+            </button>
+            {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
+        </li>
+    }
+}

@@ -1,0 +1,105 @@
+//! The bridge to the runtime (lantern.js): the widget script hands the UI an object that loads
+//! the bundle and the embedder and searches. The UI holds no search logic.
+
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use lantern_engine::{AskOutcome, Mode, Results};
+
+/// Asks for a cited answer; `on_text` receives the answer so far while it streams.
+pub async fn ask(
+    bridge: &Bridge,
+    runtime: &Runtime,
+    question: &str,
+    on_text: impl Fn(String) + 'static,
+) -> Result<AskOutcome, String> {
+    let cb = Closure::<dyn Fn(JsValue)>::new(move |t: JsValue| {
+        on_text(t.as_string().unwrap_or_default())
+    });
+    let p = bridge.ask_js(runtime, question, &cb.into_js_value());
+    let v = JsFuture::from(p).await.map_err(message)?;
+    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress) }` from widget.js.
+    #[derive(Clone)]
+    pub type Bridge;
+    #[wasm_bindgen(method, js_name = loadBundle)]
+    fn load_bundle(this: &Bridge, on_progress: &JsValue) -> Promise;
+    #[wasm_bindgen(method, js_name = loadSemantic)]
+    fn load_semantic(this: &Bridge, runtime: &Runtime, on_progress: &JsValue) -> Promise;
+    /// The answer proxy's URL; asking is off without one.
+    #[wasm_bindgen(method, getter)]
+    pub fn proxy(this: &Bridge) -> Option<String>;
+    #[wasm_bindgen(method, js_name = ask)]
+    fn ask_js(this: &Bridge, runtime: &Runtime, question: &str, on_delta: &JsValue) -> Promise;
+
+    /// A `Lantern` instance.
+    #[derive(Clone)]
+    pub type Runtime;
+    #[wasm_bindgen(method, catch)]
+    fn search(this: &Runtime, query: &str, options: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// Progress of a download, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Progress {
+    pub loaded: f64,
+    pub total: f64,
+}
+
+fn progress_callback(f: impl Fn(Progress) + 'static) -> JsValue {
+    let cb = Closure::<dyn Fn(JsValue)>::new(move |p: JsValue| {
+        let get = |k: &str| {
+            js_sys::Reflect::get(&p, &k.into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        f(Progress {
+            loaded: get("loaded"),
+            total: get("total"),
+        })
+    });
+    cb.into_js_value()
+}
+
+fn message(e: JsValue) -> String {
+    js_sys::Reflect::get(&e, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| "unknown error".into())
+}
+
+pub async fn load_bundle(
+    bridge: &Bridge,
+    on_progress: impl Fn(Progress) + 'static,
+) -> Result<Runtime, String> {
+    let p = bridge.load_bundle(&progress_callback(on_progress));
+    JsFuture::from(p)
+        .await
+        .map(|v| v.unchecked_into())
+        .map_err(message)
+}
+
+pub async fn load_semantic(
+    bridge: &Bridge,
+    runtime: &Runtime,
+    on_progress: impl Fn(Progress) + 'static,
+) -> Result<(), String> {
+    let p = bridge.load_semantic(runtime, &progress_callback(on_progress));
+    JsFuture::from(p).await.map(|_| ()).map_err(message)
+}
+
+pub async fn search(runtime: &Runtime, query: &str, mode: Mode, k: u32) -> Result<Results, String> {
+    let opts = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&opts, &"mode".into(), &mode.as_str().into());
+    let _ = js_sys::Reflect::set(&opts, &"k".into(), &k.into());
+    let p = runtime.search(query, &opts).map_err(message)?;
+    let v = JsFuture::from(p).await.map_err(message)?;
+    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+}

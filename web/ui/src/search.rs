@@ -1,0 +1,310 @@
+//! The root component: the shared state (provided as context to the children), loading, the
+//! search box, the mode switch and the keyboard.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::prelude::*;
+use web_sys::KeyboardEvent;
+
+use lantern_engine::{Mode, Results};
+
+use crate::answer::answer_panel;
+use crate::recent;
+use crate::results::ResultsBody;
+use crate::runtime::{self, Bridge, Progress, Runtime};
+use crate::state::{flat_hits, step, Answer, Stage, K};
+
+/// State shared by the components; every field is a cheap, copyable handle.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub query: RwSignal<String>,
+    pub mode: RwSignal<Mode>,
+    pub stage: RwSignal<Stage>,
+    pub results: RwSignal<Option<Results>>,
+    /// Index of the highlighted option in display order.
+    pub active: RwSignal<usize>,
+    /// The chunk whose "why?" is open.
+    pub why: RwSignal<Option<u32>>,
+    pub recents: RwSignal<Vec<String>>,
+    pub answer: RwSignal<Answer>,
+    runtime: StoredValue<Option<Runtime>, LocalStorage>,
+    bridge: StoredValue<Bridge, LocalStorage>,
+    seq: StoredValue<u64>,
+}
+
+impl Ctx {
+    /// Runs the current query; answers to older queries are dropped when they arrive late.
+    pub fn run(self) {
+        let q = self.query.get_untracked();
+        let Some(rt) = self.runtime.get_value() else {
+            return;
+        };
+        if q.trim().is_empty() {
+            self.results.set(None);
+            return;
+        }
+        let mode = self.mode.get_untracked();
+        let n = self.seq.get_value() + 1;
+        self.seq.set_value(n);
+        spawn_local(async move {
+            match runtime::search(&rt, &q, mode, K).await {
+                Ok(r) if self.seq.get_value() == n => {
+                    let count = r.hits.len();
+                    self.results.set(Some(r));
+                    self.active
+                        .update(|a| *a = (*a).min(count.saturating_sub(1)));
+                }
+                Ok(_) => {}
+                Err(e) => self.stage.set(Stage::Failed(e)),
+            }
+        });
+    }
+
+    /// Opens a result (remembering the query).
+    pub fn go(self, url: &str) {
+        recent::remember(&self.query.get_untracked());
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().assign(url);
+        }
+    }
+
+    /// Asks for a cited answer to the current query.
+    pub fn ask(self) {
+        let Some(rt) = self.runtime.get_value() else {
+            return;
+        };
+        let q = self.query.get_untracked();
+        let answer = self.answer;
+        answer.set(Answer::Streaming(String::new()));
+        let bridge = self.bridge.get_value();
+        spawn_local(async move {
+            let r = runtime::ask(&bridge, &rt, &q, move |t| answer.set(Answer::Streaming(t))).await;
+            answer.set(match r {
+                Ok(o) => Answer::Done(o),
+                Err(e) => Answer::Failed(e),
+            });
+        });
+    }
+
+    /// Loads the bundle, shows keyword results, then loads the embedder and upgrades them.
+    fn load(self) {
+        self.stage.set(Stage::Bundle(Progress::default()));
+        let stage = self.stage;
+        spawn_local(async move {
+            let b = self.bridge.get_value();
+            let rt = match runtime::load_bundle(&b, move |p| stage.set(Stage::Bundle(p))).await {
+                Ok(rt) => rt,
+                Err(e) => {
+                    stage.set(Stage::Failed(e));
+                    return;
+                }
+            };
+            self.runtime.set_value(Some(rt.clone()));
+            stage.set(Stage::Keyword);
+            self.run();
+            stage.set(Stage::Model(Progress::default()));
+            match runtime::load_semantic(&b, &rt, move |p| stage.set(Stage::Model(p))).await {
+                Ok(()) => {
+                    stage.set(Stage::Hybrid);
+                    self.run(); // upgrade the visible results in place
+                }
+                Err(e) => stage.set(Stage::Failed(format!("semantic search unavailable: {e}"))),
+            }
+        });
+    }
+}
+
+#[component]
+pub fn Search(
+    open: RwSignal<bool>,
+    bridge: StoredValue<Bridge, LocalStorage>,
+    page: bool,
+    initial: String,
+) -> impl IntoView {
+    let can_ask = bridge.with_value(|b| b.proxy().is_some());
+    let ctx = Ctx {
+        query: RwSignal::new(initial),
+        mode: RwSignal::new(Mode::Hybrid),
+        stage: RwSignal::new(Stage::Idle),
+        results: RwSignal::new(None),
+        active: RwSignal::new(0),
+        why: RwSignal::new(None),
+        recents: RwSignal::new(recent::load()),
+        answer: RwSignal::new(Answer::None),
+        runtime: StoredValue::new_local(None),
+        bridge,
+        seq: StoredValue::new(0),
+    };
+    provide_context(ctx);
+    let input_ref = NodeRef::<leptos::html::Input>::new();
+    let dialog_ref = NodeRef::<leptos::html::Div>::new();
+
+    // Nothing is downloaded before the first open.
+    Effect::new(move |_| {
+        if open.get() && ctx.stage.get_untracked() == Stage::Idle {
+            ctx.load();
+        }
+    });
+    Effect::new(move |_| {
+        if open.get() {
+            if let Some(i) = input_ref.get() {
+                let _ = i.focus();
+            }
+        }
+    });
+
+    let on_key = move |ev: KeyboardEvent| {
+        let hits = flat_hits(ctx.results.get_untracked());
+        match ev.key().as_str() {
+            k @ ("ArrowDown" | "ArrowUp") => {
+                ev.prevent_default();
+                ctx.active
+                    .update(|a| *a = step(*a, hits.len(), k == "ArrowDown"));
+            }
+            "Enter" => {
+                if let Some(h) = hits.get(ctx.active.get_untracked()) {
+                    ev.prevent_default();
+                    ctx.go(&h.url);
+                }
+            }
+            "Escape" if !page => open.set(false),
+            "Tab" if !page => trap_focus(&ev, dialog_ref),
+            _ => {}
+        }
+    };
+
+    view! {
+        <div
+            class=move || if page { "lantern page" } else { "lantern overlay" }
+            hidden=move || !open.get()
+            on:click=move |ev| {
+                if !page && ev.target() == ev.current_target() {
+                    open.set(false);
+                }
+            }
+        >
+            <div
+                class="dialog"
+                node_ref=dialog_ref
+                role=if page { "search" } else { "dialog" }
+                aria-modal=if page { "false" } else { "true" }
+                aria-label="Search the documentation"
+                on:keydown=on_key
+            >
+                <div class="bar">
+                    <input
+                        node_ref=input_ref
+                        type="search"
+                        role="combobox"
+                        aria-autocomplete="list"
+                        aria-controls="lantern-listbox"
+                        aria-expanded=move || ctx.results.get().is_some_and(|r| !r.hits.is_empty()).to_string()
+                        aria-activedescendant=move || {
+                            if flat_hits(ctx.results.get()).is_empty() {
+                                String::new()
+                            } else {
+                                format!("lantern-opt-{}", ctx.active.get())
+                            }
+                        }
+                        placeholder="Search the docs"
+                        autocomplete="off"
+                        spellcheck="false"
+                        prop:value=move || ctx.query.get()
+                        on:input=move |ev| {
+                            ctx.query.set(event_target_value(&ev));
+                            ctx.active.set(0);
+                            ctx.run();
+                        }
+                    />
+                    {(!page)
+                        .then(|| {
+                            view! {
+                                <button type="button" class="close" aria-label="Close search" on:click=move |_| open.set(false)>
+                                    "Esc"
+                                </button>
+                            }
+                        })}
+                </div>
+                <div class="modes" role="radiogroup" aria-label="Search mode">
+                    <ModeButton mode=Mode::Hybrid />
+                    <ModeButton mode=Mode::Keyword />
+                    <ModeButton mode=Mode::Vector />
+                    {can_ask.then(|| view! { <AskButton /> })}
+                </div>
+                {move || answer_panel(ctx.answer.get())}
+                <p class="status" aria-live="polite" data-stage=move || ctx.stage.get().name()>
+                    {move || ctx.stage.get().loading().then(|| view! { <span class="spinner" aria-hidden="true"></span> })}
+                    {move || ctx.stage.get().status()}
+                </p>
+                <div class="body"><ResultsBody /></div>
+                <p class="keys" aria-hidden="true">"↑↓ move · Enter open · Esc close"</p>
+            </div>
+        </div>
+    }
+}
+
+/// One choice of the mode switch.
+#[component]
+fn ModeButton(mode: Mode) -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    view! {
+        <button
+            type="button"
+            role="radio"
+            class="mode"
+            aria-checked=move || (ctx.mode.get() == mode).to_string()
+            on:click=move |_| {
+                ctx.mode.set(mode);
+                ctx.run();
+            }
+        >
+            {mode.label()}
+        </button>
+    }
+}
+
+/// "Ask": only shown when the widget names an answer proxy.
+#[component]
+fn AskButton() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    view! {
+        <button
+            type="button"
+            class="ask"
+            disabled=move || {
+                ctx.query.get().trim().is_empty() || matches!(ctx.answer.get(), Answer::Streaming(_))
+            }
+            on:click=move |_| ctx.ask()
+        >
+            "Ask"
+        </button>
+    }
+}
+
+/// Keeps Tab and Shift-Tab cycling inside the dialog while it is open.
+fn trap_focus(ev: &KeyboardEvent, dialog: NodeRef<leptos::html::Div>) {
+    let Some(d) = dialog.get() else { return };
+    let Ok(list) = d.query_selector_all("input, button:not([tabindex='-1']), a[href]") else {
+        return;
+    };
+    let items: Vec<web_sys::HtmlElement> = (0..list.length())
+        .filter_map(|i| list.item(i)?.dyn_into().ok())
+        .collect();
+    let (Some(first), Some(last)) = (items.first(), items.last()) else {
+        return;
+    };
+    let root = d.get_root_node();
+    let focused = js_sys::Reflect::get(&root, &"activeElement".into()).ok();
+    let is = |el: &web_sys::HtmlElement| {
+        focused
+            .as_ref()
+            .is_some_and(|f| f == AsRef::<JsValue>::as_ref(el))
+    };
+    if ev.shift_key() && is(first) {
+        ev.prevent_default();
+        let _ = last.focus();
+    } else if !ev.shift_key() && is(last) {
+        ev.prevent_default();
+        let _ = first.focus();
+    }
+}

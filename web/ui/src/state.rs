@@ -1,0 +1,120 @@
+//! The UI's plain state: what is loaded, what the status line says, which option is active.
+//! No Leptos in here, so the logic reads (and tests) like ordinary Rust.
+
+use lantern_engine::{AskOutcome, Hit, Results};
+
+use crate::runtime::Progress;
+
+/// Hits requested per search.
+pub const K: u32 = 12;
+
+/// What is loaded so far.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stage {
+    Idle,
+    Bundle(Progress),
+    Keyword,
+    Model(Progress),
+    Hybrid,
+    Failed(String),
+}
+
+impl Stage {
+    /// The status line.
+    pub fn status(&self) -> String {
+        match self {
+            Stage::Idle => String::new(),
+            Stage::Bundle(p) => format!("Loading the search index… {}", mb(p.loaded)),
+            Stage::Keyword => "Keyword search ready".into(),
+            Stage::Model(p) if p.loaded == 0.0 => {
+                "Keyword results · loading semantic search…".into()
+            }
+            Stage::Model(p) if p.total > 0.0 => format!(
+                "Keyword results · loading semantic search {} / {}",
+                mb(p.loaded),
+                mb(p.total)
+            ),
+            Stage::Model(p) => {
+                format!("Keyword results · loading semantic search {}", mb(p.loaded))
+            }
+            Stage::Hybrid => "Hybrid search (keywords + meaning)".into(),
+            Stage::Failed(e) => e.clone(),
+        }
+    }
+
+    /// A short name for tests and styling (`data-stage`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Stage::Idle => "idle",
+            Stage::Bundle(_) => "bundle",
+            Stage::Keyword => "keyword",
+            Stage::Model(_) => "model",
+            Stage::Hybrid => "hybrid",
+            Stage::Failed(_) => "failed",
+        }
+    }
+
+    /// Something is downloading.
+    pub fn loading(&self) -> bool {
+        matches!(self, Stage::Model(_) | Stage::Bundle(_))
+    }
+}
+
+/// The answer panel's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Answer {
+    None,
+    Streaming(String),
+    Done(AskOutcome),
+    Failed(String),
+}
+
+/// Hits in display order (grouped by page), the order arrow keys move through.
+pub fn flat_hits(results: Option<Results>) -> Vec<Hit> {
+    results
+        .map(|r| r.pages.into_iter().flat_map(|g| g.hits).collect())
+        .unwrap_or_default()
+}
+
+/// The next active option after an arrow key, wrapping around.
+pub fn step(active: usize, len: usize, down: bool) -> usize {
+    match (len, down) {
+        (0, _) => 0,
+        (n, true) => (active + 1) % n,
+        (n, false) => (active + n - 1) % n,
+    }
+}
+
+fn mb(bytes: f64) -> String {
+    if bytes >= 1_048_576.0 {
+        format!("{:.1} MB", bytes / 1_048_576.0)
+    } else {
+        format!("{:.0} KB", bytes / 1024.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrows_wrap() {
+        assert_eq!(step(0, 3, false), 2);
+        assert_eq!(step(2, 3, true), 0);
+        assert_eq!(step(5, 0, true), 0);
+    }
+
+    #[test]
+    fn status_shows_model_progress() {
+        let s = Stage::Model(Progress {
+            loaded: 2.0 * 1_048_576.0,
+            total: 4.0 * 1_048_576.0,
+        });
+        assert_eq!(
+            s.status(),
+            "Keyword results · loading semantic search 2.0 MB / 4.0 MB"
+        );
+        assert!(s.loading());
+        assert_eq!(s.name(), "model");
+    }
+}
