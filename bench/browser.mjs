@@ -60,7 +60,7 @@ const lat = await warm.evaluate(async (qs) => {
   const { Lantern } = await import('/lantern/lantern.js');
   const l = await Lantern.load('/search.lantern');
   const t0 = performance.now();
-  await l.loadSemantic({ modelUrl: '/model/model.onnx', tokenizerUrl: '/model/tokenizer.json' });
+  await l.loadSemantic({ modelUrl: '/model/' });
   const startup = performance.now() - t0;
   const embed = [], search = [], keyword = [];
   for (let i = 0; i < 110; i++) {

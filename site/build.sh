@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
-# Builds the demo site into OUT (default out/web): Lantern's docs as HTML pages with the search
-# widget, their bundle, the runtime (runtime-wasm/build.sh), the Leptos UI, the model and the
-# service worker. Serve it with `lantern serve OUT`.
+# Builds the demo site into OUT (default out/web): Lantern's docs (site/docs) as HTML pages with
+# the search widget, their bundle and the published model (`lantern site`), the wasm runtime
+# (web/runtime/build.sh), the Leptos UI (web/ui), the widget and the service worker (web/widget).
+# Serve it with `lantern serve OUT`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${1:-out/web}"
 bash models/fetch.sh
-bash runtime-wasm/build.sh "$out/lantern"
+bash web/runtime/build.sh "$out/lantern"
 cargo build --quiet --release -p lantern-cli
 cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-ui
 rm -rf "$out/lantern/ui"
 "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/release/lantern_ui.wasm
-cp site/assets/widget.js site/assets/widget.css "$out/lantern/"
-mkdir -p "$out/assets" "$out/model"
-cp site/assets/site.css "$out/assets/"
-cp site/assets/sw.js "$out/sw.js"
-cp models/minilm/model.onnx models/minilm/tokenizer.json "$out/model/"
-./target/release/lantern site site/docs --out "$out" --title Lantern
+cp web/widget/widget.js web/widget/widget.css "$out/lantern/"
+mkdir -p "$out/assets"
+cp web/pages/site.css "$out/assets/"
+# The service worker's cache version: a hash of the runtime it serves.
+version="$(find "$out/lantern" -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-12)"
+sed "s/__LANTERN_VERSION__/$version/" web/widget/sw.js > "$out/sw.js"
+./target/release/lantern site site/docs --out "$out" --title Lantern --model-dir models/minilm

@@ -21,8 +21,15 @@ function startDouble() {
       req.on('data', (d) => { body += d; });
       req.on('end', () => {
         seen.push(JSON.parse(body));
-        const text = script.shift() ?? 'NOT_IN_PASSAGES';
+        const next = script.shift() ?? 'NOT_IN_PASSAGES';
         res.writeHead(200, { 'content-type': 'text/event-stream' });
+        if (typeof next === 'object') {
+          // { broken: text }: one piece, then the connection drops mid-answer.
+          res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: next.broken } }] })}\n\n`);
+          setTimeout(() => res.destroy(), 100);
+          return;
+        }
+        const text = next;
         for (let i = 0; i < text.length; i += 9) {
           res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: text.slice(i, i + 9) } }] })}\n\n`);
         }
@@ -107,6 +114,34 @@ test('unverifiable citations: one retry, then the answer is withheld', async () 
   assert.match(await w(page, '.answer').textContent(), /could not be verified/);
   assert.equal(seen.length - before, 2, 'exactly one corrective retry');
   assert.match(seen.at(-1).messages[1].content, /\[9\] does not refer to a passage/);
+  await page.close();
+});
+
+test('a citation of several passages links each of them', async () => {
+  const page = await chrome.newPage();
+  await page.goto(site.url + 'ask.html');
+  script.push('Both the cache and the manifest matter here [1, 2].');
+  await askFor(page, 'how do I keep the embedding cache between CI runs');
+  await w(page, '.answer-text').waitFor({ timeout: 30_000 });
+  const cites = w(page, '.answer-text a.cite');
+  assert.equal(await cites.count(), 2, 'one link per cited passage');
+  assert.deepEqual(await cites.allTextContents(), ['[1]', '[2]']);
+  const [a, b] = [await cites.nth(0).getAttribute('href'), await cites.nth(1).getAttribute('href')];
+  assert.ok(a.includes('#') && b.includes('#'), `${a} ${b}`);
+  await page.close();
+});
+
+test('a broken answer stream is reported, not shown as an answer', async () => {
+  const page = await chrome.newPage();
+  await page.goto(site.url + 'ask.html');
+  const before = seen.length;
+  script.push({ broken: 'Half an answer [1]' });
+  await askFor(page, 'how do I keep the embedding cache between CI runs');
+  const alert = w(page, '.answer-status[role=alert]');
+  await alert.waitFor({ timeout: 30_000 });
+  assert.match(await alert.textContent(), /answer stream failed \(upstream_stream\)/);
+  assert.equal(await w(page, '.answer-text').count(), 0);
+  assert.equal(seen.length - before, 1, 'no retry after a broken stream');
   await page.close();
 });
 

@@ -23,6 +23,12 @@ export function webRoot() {
   for (const f of ['model.onnx', 'tokenizer.json', 'manifest.json']) {
     cpSync(join(root, 'models/minilm', f), join(dir, 'model', f));
   }
+  // A manifest naming another model: the runtime must refuse it before downloading anything.
+  mkdirSync(join(dir, 'model-other'));
+  const manifest = JSON.parse(readFileSync(join(root, 'models/minilm/manifest.json'), 'utf8'));
+  writeFileSync(join(dir, 'model-other', 'manifest.json'), JSON.stringify({
+    ...manifest, sha256: 'f'.repeat(64), files: { model: 'absent.onnx', tokenizer: 'absent.json' },
+  }));
   const bundle = readFileSync(join(root, 'out/site.lantern'));
   writeFileSync(join(dir, 'site.lantern'), bundle);
   writeFileSync(join(dir, 'truncated.lantern'), bundle.subarray(0, bundle.length >> 1));

@@ -38,12 +38,26 @@ test('keyword search answers before the embedder has loaded', async () => {
   }
 });
 
+test('a model other than the bundle\'s is refused from its manifest, before any download', async () => {
+  const err = await page.evaluate(async () => {
+    const other = await window.Lantern.load('/site.lantern');
+    try {
+      await other.loadSemantic({ modelUrl: '/model-other/' });
+      return 'loaded';
+    } catch (e) {
+      return String(e.message || e);
+    }
+  });
+  // The files it names do not exist: a download attempt would fail with HTTP 404 instead.
+  assert.match(err, /was built with model .* but this runtime has ffffffffffff/);
+});
+
 test('the embedder loads in a worker with byte progress, then search is hybrid', async () => {
   const r = await page.evaluate(async () => {
     const progress = [];
     const t0 = performance.now();
     await window.idx.loadSemantic({
-      modelUrl: '/model/model.onnx', tokenizerUrl: '/model/tokenizer.json',
+      modelUrl: '/model/',
       onProgress: (p) => progress.push(p),
     });
     const ms = performance.now() - t0;

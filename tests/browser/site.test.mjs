@@ -152,6 +152,14 @@ test('offline: with the server stopped, a reload still searches', async () => {
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
     const first = await shadow(page, '[role=option] .crumb').first().textContent();
     assert.match(first, /Quantization|Bundle format/);
+    // Caches are versioned and the model is held under its content-addressed name.
+    const cached = await page.evaluate(async () => {
+      const names = await caches.keys();
+      const immutable = await (await caches.open('lantern-immutable-v1')).keys();
+      return { names, immutable: immutable.map((r) => new URL(r.url).pathname) };
+    });
+    assert.ok(cached.names.some((n) => /^lantern-static-[0-9a-f]{12}$/.test(n)), cached.names.join(' '));
+    assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.onnx$/.test(p)), cached.immutable.join(' '));
     await page.screenshot({ path: join(shots, 'offline-search.png') });
   } finally {
     await ctx.close();

@@ -3,7 +3,7 @@
 # wasm-bindgen-cli, and assembles the runtime into OUT (default out/web/lantern):
 #   lantern.js, fetch.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 out="${1:-out/web/lantern}"
 WB_VERSION=0.2.130
@@ -21,5 +21,5 @@ mkdir -p "$out/pkg"
 for crate in lantern_search_wasm lantern_embed_wasm; do
   "$wb" --target web --out-dir "$out/pkg" "target/wasm32-unknown-unknown/release/$crate.wasm"
 done
-cp runtime-wasm/js/lantern.js runtime-wasm/js/fetch.js runtime-wasm/js/embed-worker.js runtime-wasm/js/lantern.d.ts "$out/"
+cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embed-worker.js web/runtime/lantern.d.ts "$out/"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

@@ -23,7 +23,7 @@ export interface Hit {
   breadcrumb: string;
   /** Page URL with the section anchor. */
   url: string;
-  /** Fused score (RRF in hybrid mode). */
+  /** Fused score (RRF in hybrid mode, the retriever's own score otherwise). */
   score: number;
   keyword: Signal | null;
   vector: Signal | null;
@@ -47,13 +47,14 @@ export interface Passage { n: number; chunk: number; url: string; breadcrumb: st
 
 export type AskOutcome =
   | { status: 'answered'; text: string; cited: number[]; passages: Passage[] }
-  | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages?: Passage[]; results?: Results };
+  | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 export declare class Lantern {
   static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
   readonly info: BundleInfo;
   readonly semanticReady: boolean;
-  loadSemantic(options: { modelUrl: string; tokenizerUrl: string; onProgress?: (p: Progress) => void }): Promise<void>;
+  /** `modelUrl`: the model folder; its manifest.json names the files and the model's contract. */
+  loadSemantic(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
   search(query: string, options?: { mode?: Mode; k?: number }): Promise<Results>;
   searchKeyword(query: string, options?: { k?: number }): Results;

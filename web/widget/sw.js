@@ -1,31 +1,51 @@
 // Lantern's service worker: search keeps working offline once a page has been visited.
-// - the model never changes under a given name: cache first;
-// - everything else (pages, bundle, runtime): network first, falling back to the cache, so a new
-//   bundle replaces the cached one on the next online visit.
-const CACHE = 'lantern-v1';
+// - Content-addressed files (`name-<12 hex>.ext`, e.g. the model as `lantern site` publishes
+//   it) never change under their name: cache first, kept across versions; when a newer file of
+//   the same name stem arrives, the older one is deleted.
+// - Everything else (pages, bundle, manifest, runtime): network first, falling back to the
+//   cache, so a new build replaces the cached one on the next online visit.
+// The build stamps VERSION with a hash of the runtime; a new runtime installs a new worker,
+// which deletes the caches of older versions.
+const VERSION = '__LANTERN_VERSION__';
+const STATIC = `lantern-static-${VERSION}`;
+const IMMUTABLE = 'lantern-immutable-v1';
+const HASHED = /^(.*)-[0-9a-f]{12,64}(\.[a-z0-9]+)$/;
 
 self.addEventListener('install', () => self.skipWaiting());
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+self.addEventListener('activate', (event) => event.waitUntil((async () => {
+  for (const name of await caches.keys()) {
+    if (name.startsWith('lantern-') && name !== STATIC && name !== IMMUTABLE) await caches.delete(name);
+  }
+  await self.clients.claim();
+})()));
 
 self.addEventListener('fetch', (event) => {
   const req = event.request;
   const url = new URL(req.url);
   if (req.method !== 'GET' || url.origin !== self.location.origin) return;
-  const immutable = url.pathname.endsWith('.onnx') || url.pathname.endsWith('/tokenizer.json');
-  event.respondWith(immutable ? cacheFirst(req) : networkFirst(req));
+  event.respondWith(HASHED.test(url.pathname) ? cacheFirst(req, url) : networkFirst(req));
 });
 
-async function cacheFirst(req) {
-  const cache = await caches.open(CACHE);
+async function cacheFirst(req, url) {
+  const cache = await caches.open(IMMUTABLE);
   const hit = await cache.match(req);
   if (hit) return hit;
   const res = await fetch(req);
-  if (res.ok) await cache.put(req, res.clone());
+  if (res.ok) {
+    await cache.put(req, res.clone());
+    // Drop older versions of the same file (same path up to the hash and extension).
+    const [, stem, ext] = url.pathname.match(HASHED);
+    for (const old of await cache.keys()) {
+      const p = new URL(old.url).pathname;
+      const m = p.match(HASHED);
+      if (p !== url.pathname && m && m[1] === stem && m[2] === ext) await cache.delete(old);
+    }
+  }
   return res;
 }
 
 async function networkFirst(req) {
-  const cache = await caches.open(CACHE);
+  const cache = await caches.open(STATIC);
   try {
     const res = await fetch(req);
     if (res.ok) await cache.put(req, res.clone());

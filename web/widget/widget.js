@@ -4,6 +4,7 @@
 //
 //   <script type="module" src="/lantern/widget.js"></script>
 //   <lantern-search bundle="/search.lantern" model="/model/"></lantern-search>
+//     (model: the folder whose manifest.json names the model files, as `lantern site` writes it)
 //   <lantern-search page></lantern-search>          (a full search page, reads ?q=)
 //   <lantern-search proxy="https://ask.example/"> (enables "Ask": cited answers via lantern proxy)
 
@@ -62,8 +63,7 @@ class LanternSearch extends HTMLElement {
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
         loadBundle: (onProgress) => Lantern.load(bundle, { onProgress }),
         loadSemantic: (rt, onProgress) => rt.loadSemantic({
-          modelUrl: new URL('model.onnx', model).href,
-          tokenizerUrl: new URL('tokenizer.json', model).href,
+          modelUrl: model,
           onProgress: (p) => { if (p.stage === 'model') onProgress(p); },
         }),
       };
