@@ -15,7 +15,7 @@ use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections};
 use crate::config::Config;
 use crate::extract::{extract, title_from_path};
-use crate::source::{self, Skipped};
+use crate::source::{self, SkipReason, Skipped};
 
 /// What to build, and where.
 pub struct BuildOptions {
@@ -86,14 +86,14 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         let Ok((page, pieces)) = parsed else {
             skipped.push(Skipped {
                 path: file.rel.clone(),
-                reason: "could not be parsed as markdown".into(),
+                reason: SkipReason::Unparsable,
             });
             continue;
         };
         if pieces.is_empty() {
             skipped.push(Skipped {
                 path: file.rel.clone(),
-                reason: "no text to index".into(),
+                reason: SkipReason::NoText,
             });
             continue;
         }

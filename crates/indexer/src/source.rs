@@ -18,8 +18,38 @@ pub struct SourceFile {
 /// A file in scope that was left out, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
+    /// Path relative to the docs folder.
     pub path: String,
-    pub reason: String,
+    /// Why it was left out.
+    pub reason: SkipReason,
+}
+
+/// The named reasons a file in scope is not indexed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SkipReason {
+    /// The file or folder could not be read.
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+    /// Larger than `max_file_bytes`.
+    #[error("too large ({size} bytes; the limit is {limit}, see max_file_bytes)")]
+    TooLarge {
+        /// The file's size.
+        size: u64,
+        /// The configured limit.
+        limit: u64,
+    },
+    /// NUL bytes near the start: not a text file.
+    #[error("binary file (contains NUL bytes)")]
+    Binary,
+    /// Not UTF-8.
+    #[error("not valid UTF-8 (invalid byte at offset {0})")]
+    NotUtf8(usize),
+    /// The parser failed on it.
+    #[error("could not be parsed")]
+    Unparsable,
+    /// Nothing left to index after extraction (empty, or headings only).
+    #[error("no text to index")]
+    NoText,
 }
 
 fn globset(globs: &[String]) -> Result<GlobSet> {
@@ -49,7 +79,7 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
                     .unwrap_or_default();
                 skipped.push(Skipped {
                     path,
-                    reason: format!("unreadable: {e}"),
+                    reason: SkipReason::Unreadable(e.to_string()),
                 });
                 continue;
             }
@@ -77,25 +107,21 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
 }
 
 /// The file as text, or why it cannot be indexed.
-fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| format!("unreadable: {e}"))?
-        .len();
+fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, SkipReason> {
+    let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
+    let len = std::fs::metadata(path).map_err(unreadable)?.len();
     if len > max_bytes {
-        return Err(format!(
-            "too large ({len} bytes; the limit is {max_bytes}, see max_file_bytes)"
-        ));
+        return Err(SkipReason::TooLarge {
+            size: len,
+            limit: max_bytes,
+        });
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {e}"))?;
+    let bytes = std::fs::read(path).map_err(unreadable)?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
-        return Err("binary file (contains NUL bytes)".into());
+        return Err(SkipReason::Binary);
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not valid UTF-8 (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| SkipReason::NotUtf8(e.utf8_error().valid_up_to()))?;
     Ok(text
         .strip_prefix('\u{feff}')
         .map(str::to_owned)

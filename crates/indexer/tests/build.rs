@@ -113,7 +113,7 @@ fn bad_files_are_skipped_with_reasons() {
         r.skipped
             .iter()
             .find(|s| s.path == p)
-            .map(|s| s.reason.clone())
+            .map(|s| s.reason.to_string())
             .unwrap_or_default()
     };
     assert!(reason("binary.md").contains("binary"), "{:?}", r.skipped);

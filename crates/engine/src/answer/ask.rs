@@ -81,21 +81,11 @@ impl AskSession {
                 })
                 .collect()
         };
-        let outcome = passages.is_empty().then(|| AskOutcome::Abstained {
-            reason: Abstention::NoGoodMatch,
-            passages: Vec::new(),
-            model_calls: 0,
-        });
-        AskSession {
-            request: AnswerRequest {
-                question: question.to_string(),
-                passages,
-                correction: None,
-            },
-            model_calls: 0,
-            stream: AnswerStream::new(),
-            outcome,
-        }
+        AskSession::from_request(AnswerRequest {
+            question: question.to_string(),
+            passages,
+            correction: None,
+        })
     }
 
     /// A session over passages chosen elsewhere (a client that searched itself, or tests of

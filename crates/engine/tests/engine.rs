@@ -1,0 +1,167 @@
+//! The engine on a bundle made with its own writer and hand-made vectors: no model needed.
+
+use lantern_engine::answer::stream::{delta_event, error_event, DONE_EVENT};
+use lantern_engine::{
+    highlight_segments, Abstention, AskOutcome, AskSession, Bundle, BundleWriter, Engine, Mode,
+    ModelInfo,
+};
+
+/// Four sections on two pages; each vector points along its own axis.
+fn engine() -> Engine {
+    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
+    let a = w.add_page("/cache.html", "Build cache", "cache.md");
+    w.add_chunk(
+        a,
+        vec!["Build cache".into(), "Incremental builds".into()],
+        "incremental-builds",
+        "Unchanged pages are never processed again; results are kept between runs.",
+    );
+    w.add_chunk(
+        a,
+        vec!["Build cache".into(), "Clearing".into()],
+        "clearing",
+        "Delete the cache file to start from scratch.",
+    );
+    let b = w.add_page("/faq.html", "Café FAQ", "faq.md");
+    w.add_chunk(
+        b,
+        vec!["Café FAQ".into(), "Offline".into()],
+        "offline",
+        "Über café: search keeps working without a network once visited.",
+    );
+    w.add_chunk(
+        b,
+        vec!["Café FAQ".into(), "Themes".into()],
+        "themes",
+        "Dark mode follows the system preference.",
+    );
+    let axis = |i: usize| {
+        (0..4)
+            .map(|d| if d == i { 1.0 } else { 0.0 })
+            .collect::<Vec<f32>>()
+    };
+    let bundle = w.finish((0..4).map(axis).collect()).unwrap();
+    // Through bytes, as every reader gets it.
+    Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap())
+}
+
+#[test]
+fn keyword_vector_and_hybrid_modes() {
+    let e = engine();
+    let r = e.search("cache file", None, Mode::Hybrid, 5);
+    assert_eq!(r.mode, Mode::Keyword, "no vector: keyword");
+    assert_eq!(r.hits[0].url, "/cache.html#clearing");
+    let q = [0.0, 0.0, 0.9, 0.1];
+    let r = e.search("no shared words here", Some(&q), Mode::Vector, 5);
+    assert_eq!(r.hits[0].url, "/faq.html#offline");
+    assert!((r.best_cosine.unwrap() - 0.9).abs() < 0.05);
+    let r = e.search("cache", Some(&q), Mode::Hybrid, 5);
+    assert_eq!(r.mode, Mode::Hybrid);
+    assert!(r
+        .hits
+        .iter()
+        .any(|h| h.keyword.is_some() && h.vector.is_some()));
+    assert_eq!(r.pages.len(), 2, "grouped by page");
+}
+
+#[test]
+fn highlights_are_utf16_offsets_of_whole_words() {
+    let e = engine();
+    let r = e.search("café", None, Mode::Keyword, 5);
+    let hit = &r.hits[0];
+    let marked: Vec<String> = highlight_segments(&hit.excerpt, &hit.highlights)
+        .into_iter()
+        .filter(|(_, m)| *m)
+        .map(|(t, _)| t)
+        .collect();
+    assert!(
+        !marked.is_empty() && marked.iter().all(|w| w.eq_ignore_ascii_case("café")),
+        "{marked:?}"
+    );
+}
+
+#[test]
+fn modes_have_one_spelling() {
+    for m in Mode::ALL {
+        assert_eq!(m.as_str().parse::<Mode>().unwrap(), m);
+        assert_eq!(m.to_string(), m.as_str());
+        assert_eq!(
+            serde_json::to_string(&m).unwrap(),
+            format!("\"{}\"", m.as_str())
+        );
+    }
+    assert_eq!("semantic".parse::<Mode>().unwrap(), Mode::Vector);
+    assert!("fuzzy".parse::<Mode>().is_err());
+}
+
+fn answer(session: &mut AskSession, events: &[String]) -> Option<AskOutcome> {
+    for e in events {
+        session.feed(e.as_bytes()).unwrap();
+    }
+    session.end_attempt().unwrap().cloned()
+}
+
+#[test]
+fn the_ask_state_machine_verifies_and_retries_once() {
+    let e = engine();
+    let q = [0.0, 0.0, 1.0, 0.0];
+    let mut s = AskSession::start(&e, "does search work offline", Some(&q));
+    let req = s.request().expect("a request to send").clone();
+    assert!(!req.passages.is_empty() && req.passages[0].url == "/faq.html#offline");
+    assert_eq!(req.passages[0].n, 1);
+    // A bad citation: one corrective retry naming it.
+    assert!(answer(&mut s, &[delta_event("Yes [9]."), DONE_EVENT.into()]).is_none());
+    let retry = s.request().unwrap();
+    assert!(retry.correction.as_deref().unwrap().contains("[9]"));
+    assert_eq!(s.attempt(), 1);
+    // A good one, streamed in pieces, with a multi-number citation.
+    let out = answer(
+        &mut s,
+        &[
+            delta_event("Yes, "),
+            delta_event("it does [1, 2]."),
+            DONE_EVENT.into(),
+        ],
+    );
+    match out {
+        Some(AskOutcome::Answered { text, cited, .. }) => {
+            assert_eq!(text, "Yes, it does [1, 2].");
+            assert_eq!(cited, vec![1, 2]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(s.request().is_none(), "over");
+}
+
+#[test]
+fn asking_ends_without_a_model_call_or_with_an_error() {
+    let e = engine();
+    // Cosine 0.4 at best is under the bundle's threshold, and no keyword: no request.
+    let s = AskSession::start(&e, "zebra migration", Some(&[0.4, -0.4, 0.4, -0.4]));
+    assert!(s.request().is_none());
+    assert!(matches!(
+        s.outcome(),
+        Some(AskOutcome::Abstained {
+            reason: Abstention::NoGoodMatch,
+            model_calls: 0,
+            ..
+        })
+    ));
+    // A stream that reports an error ends the ask with that error.
+    let mut s = AskSession::start(&e, "cache file", None);
+    s.feed(delta_event("partial").as_bytes()).unwrap();
+    let err = s
+        .feed(error_event("upstream_stream").as_bytes())
+        .unwrap_err();
+    assert!(err.to_string().contains("upstream_stream"));
+    // The outcome serializes as the browser reads it.
+    let json = serde_json::to_value(AskOutcome::Abstained {
+        reason: Abstention::NotInContext,
+        passages: vec![],
+        model_calls: 1,
+    })
+    .unwrap();
+    assert_eq!(json["status"], "abstained");
+    assert_eq!(json["reason"], "not_in_context");
+    assert_eq!(json["modelCalls"], 1);
+}
