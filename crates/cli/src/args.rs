@@ -105,6 +105,10 @@ pub enum Command {
         /// Requests per client per minute.
         #[arg(long, default_value_t = 20)]
         rate: u32,
+        /// Accept only passages whose text is this bundle's text for that chunk (the deployed
+        /// bundle), so the proxy relays nothing but the documentation to the model.
+        #[arg(long)]
+        bundle: Option<PathBuf>,
     },
     /// Serve a folder over HTTP on this machine (the demo site, browser tests).
     Serve {

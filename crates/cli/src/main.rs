@@ -134,10 +134,15 @@ fn run(cli: Cli) -> Result<()> {
             addr,
             allow_origin,
             rate,
+            bundle,
         } => {
             let mut c = proxy::ProxyConfig::new(&upstream, &model);
             c.allowed_origins = allow_origin;
             c.rate_per_minute = rate;
+            if let Some(path) = bundle {
+                let searcher = Searcher::open(&path, None)?;
+                c.bundle = Some(std::sync::Arc::new(searcher.into_engine().into_bundle()));
+            }
             proxy::run(c, addr)?;
         }
         Command::Serve { dir, addr } => serve::serve(dir, addr)?,

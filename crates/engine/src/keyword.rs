@@ -13,6 +13,14 @@ const TYPO_WEIGHT: f32 = 0.4;
 const PREFIX_WEIGHT: f32 = 0.7;
 /// At most this many expansions per typed prefix (most frequent first).
 const MAX_PREFIX_TERMS: usize = 12;
+/// Prefix candidates looked at, in term order, before choosing the most frequent: keeps a
+/// one-letter prefix from costing a pass over the whole vocabulary's postings.
+const MAX_PREFIX_CANDIDATES: usize = 512;
+/// At most this many typo matches per word (most frequent first).
+const MAX_TYPO_TERMS: usize = 8;
+/// Distinct query terms that are searched; later ones are ignored, so a pasted page costs no
+/// more than a long question.
+pub const MAX_QUERY_TERMS: usize = 64;
 
 /// A query term after expansion: which index terms it matches and with what weight.
 struct Expanded {
@@ -26,19 +34,25 @@ impl Engine {
     pub(crate) fn keyword(&self, query: &Query, k: usize) -> Vec<(u32, f32)> {
         let lex = self.bundle.lexical();
         let mut expanded = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for (i, word) in query.words.iter().enumerate() {
             let Some(term) = self.analyzer.term(word) else {
                 continue;
             };
+            let typing = query.last_is_prefix && i + 1 == query.words.len();
+            // Repeated words count once; only the first MAX_QUERY_TERMS distinct ones count.
+            if (!seen.insert(term.clone()) && !typing) || seen.len() > MAX_QUERY_TERMS {
+                continue;
+            }
             let mut ids = Vec::new();
             if let Some(id) = lex.term_id(&term) {
                 ids.push((id, 1.0));
             }
-            let typing = query.last_is_prefix && i + 1 == query.words.len();
             if typing {
                 let prefix = word.to_lowercase();
                 let mut more: Vec<usize> = lex
                     .prefix_ids(&prefix)
+                    .take(MAX_PREFIX_CANDIDATES)
                     .filter(|&id| !ids.iter().any(|(x, _)| *x == id))
                     .collect();
                 more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
@@ -49,9 +63,12 @@ impl Engine {
                 );
             }
             if ids.is_empty() && word.chars().count() >= 5 {
+                let mut typos = typo_ids(lex.terms(), &term);
+                typos.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
                 ids.extend(
-                    typo_ids(lex.terms(), &term)
+                    typos
                         .into_iter()
+                        .take(MAX_TYPO_TERMS)
                         .map(|id| (id, TYPO_WEIGHT)),
                 );
             }

@@ -25,6 +25,7 @@ pub use answer::{Abstention, AskOutcome, AskSession, Passage};
 pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSION};
 pub use error::{Error, Result};
 pub use excerpt::highlight_segments;
+pub use keyword::MAX_QUERY_TERMS;
 pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal, EXACT_SCAN_MAX};
 pub use vector::{VectorHit, VectorIndex};
 pub use writer::BundleWriter;

@@ -3,6 +3,11 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+/// Words and phrases read from a query; the rest is ignored so that pasted text cannot make a
+/// search expensive.
+const MAX_WORDS: usize = 256;
+const MAX_PHRASES: usize = 8;
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Query {
     /// Words outside quotes, in order.
@@ -18,9 +23,10 @@ impl Query {
         let mut q = Query::default();
         // Split on double quotes: odd segments are phrases. An unclosed quote runs to the end.
         for (i, seg) in text.split('"').enumerate() {
-            let words = words(seg);
+            let room = MAX_WORDS.saturating_sub(q.words.len());
+            let words: Vec<String> = words(seg).into_iter().take(room).collect();
             if i % 2 == 1 {
-                if !words.is_empty() {
+                if !words.is_empty() && q.phrases.len() < MAX_PHRASES {
                     q.phrases.push(words);
                 }
             } else {
@@ -58,6 +64,14 @@ mod tests {
         assert!(!Query::parse("rebuild ").last_is_prefix);
         assert!(!Query::parse("\"exact phrase\"").last_is_prefix);
         assert!(!Query::parse("what?").last_is_prefix);
+    }
+
+    #[test]
+    fn huge_queries_are_bounded() {
+        let q = Query::parse(&"word ".repeat(9000));
+        assert_eq!(q.words.len(), MAX_WORDS);
+        let q = Query::parse(&"\"a b\" ".repeat(50));
+        assert_eq!(q.phrases.len(), MAX_PHRASES);
     }
 
     #[test]

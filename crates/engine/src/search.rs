@@ -165,6 +165,11 @@ impl Engine {
         &self.bundle
     }
 
+    /// The bundle, giving up the engine.
+    pub fn into_bundle(self) -> Bundle {
+        self.bundle
+    }
+
     /// Dense hits for a query vector: exact scan for bundles up to [`EXACT_SCAN_MAX`] chunks,
     /// the HNSW graph beyond.
     fn vector(&self, query_vector: &[f32], k: usize) -> Vec<VectorHit> {

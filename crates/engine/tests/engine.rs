@@ -165,3 +165,15 @@ fn asking_ends_without_a_model_call_or_with_an_error() {
     assert_eq!(json["reason"], "not_in_context");
     assert_eq!(json["modelCalls"], 1);
 }
+
+#[test]
+fn repeated_and_pasted_words_cost_nothing_extra() {
+    let e = engine();
+    let once = e.search("file cache ", None, Mode::Keyword, 5);
+    let pasted = format!("file {}", "cache ".repeat(9000));
+    let many = e.search(&pasted, None, Mode::Keyword, 5);
+    let urls =
+        |r: &lantern_engine::Results| r.hits.iter().map(|h| h.url.clone()).collect::<Vec<_>>();
+    assert_eq!(urls(&many), urls(&once), "a repeated word counts once");
+    assert_eq!(many.hits[0].score, once.hits[0].score);
+}

@@ -58,6 +58,7 @@ pub fn default_cache_path(out: &Path) -> PathBuf {
 
 pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> Result<BuildReport> {
     let started = Instant::now();
+    opts.config.validate()?;
     let (files, mut skipped) = source::collect(&opts.docs, &opts.config)?;
     let mut warnings = Vec::new();
 
@@ -105,12 +106,19 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         }
     }
     if writer.chunks().is_empty() {
+        let named: Vec<String> = skipped
+            .iter()
+            .take(20)
+            .map(|s| format!("\n  {}: {}", s.path, s.reason))
+            .collect();
         bail!(
-            "nothing to index under {}: {} file(s) in scope, {} skipped (include globs: {:?})",
+            "nothing to index under {}: {} file(s) in scope, {} skipped (include globs: {:?}){}{}",
             opts.docs.display(),
             files.len(),
             skipped.len(),
-            opts.config.include
+            opts.config.include,
+            named.concat(),
+            if skipped.len() > 20 { "\n  ..." } else { "" }
         );
     }
 

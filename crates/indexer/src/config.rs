@@ -89,13 +89,35 @@ impl std::str::FromStr for SlugStyle {
 impl Config {
     /// Reads `path`, or the defaults when it does not exist.
     pub fn load(path: &Path) -> Result<Config> {
-        match std::fs::read_to_string(path) {
+        let config: Config = match std::fs::read_to_string(path) {
             Ok(text) => {
-                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        };
+        config
+            .validate()
+            .with_context(|| format!("in {}", path.display()))?;
+        Ok(config)
+    }
+
+    /// Refuses values that would silently break search: a threshold that is not a cosine
+    /// (NaN would turn "no good match" off), a zero size limit, control characters in URLs.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.abstain_cosine.is_finite() && (-1.0..=1.0).contains(&self.abstain_cosine)) {
+            anyhow::bail!(
+                "abstain_cosine must be a number from -1 to 1, not {}",
+                self.abstain_cosine
+            );
         }
+        if self.max_file_bytes == 0 {
+            anyhow::bail!("max_file_bytes must be at least 1");
+        }
+        if self.base_url.chars().any(char::is_control) {
+            anyhow::bail!("base_url contains control characters");
+        }
+        Ok(())
     }
 
     /// The URL of the page built from `rel` (a `/`-separated path relative to the docs folder).
@@ -134,6 +156,20 @@ mod tests {
         c.urls = UrlStyle::Directory;
         assert_eq!(c.page_url("guide/install.md"), "/book/guide/install/");
         assert_eq!(c.page_url("index.md"), "/book/");
+    }
+
+    #[test]
+    fn numeric_settings_are_checked() {
+        for text in [
+            "abstain_cosine = nan",
+            "abstain_cosine = inf",
+            "abstain_cosine = -5.0",
+            "max_file_bytes = 0",
+        ] {
+            let c: Config = toml::from_str(text).unwrap();
+            assert!(c.validate().is_err(), "{text}");
+        }
+        assert!(Config::default().validate().is_ok());
     }
 
     #[test]

@@ -12,11 +12,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+    let mut builder = tempfile::Builder::new();
+    // Outputs are published: readable by a web server running as another user. 0666 is
+    // narrowed by the umask as for any new file (0644 with the usual 022), not tempfile's 0600.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn outputs_are_readable_by_others_as_the_umask_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out.bin");
+        write_atomic(&p, b"x").unwrap();
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        // Whatever the umask, the owner can write and the temp-file default (0600) is gone
+        // unless the umask itself removes group and other bits.
+        assert_eq!(mode & 0o600, 0o600);
+        let umask_allows_read = {
+            let probe = dir.path().join("probe");
+            std::fs::write(&probe, b"").unwrap();
+            std::fs::metadata(&probe).unwrap().permissions().mode() & 0o044
+        };
+        assert_eq!(mode & 0o044, umask_allows_read, "mode {mode:o}");
+    }
 }

@@ -103,6 +103,18 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
             Err(reason) => skipped.push(Skipped { path: rel, reason }),
         }
     }
+    // Two sources that become one page would overwrite each other on the site while the
+    // bundle kept both, pointing results at anchors that do not exist.
+    let mut urls: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for f in &files {
+        if let Some(other) = urls.insert(config.page_url(&f.rel), &f.rel) {
+            anyhow::bail!(
+                "{other} and {} both become the page {}; rename or exclude one of them",
+                f.rel,
+                config.page_url(&f.rel)
+            );
+        }
+    }
     Ok((files, skipped))
 }
 

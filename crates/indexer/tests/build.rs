@@ -293,3 +293,32 @@ fn damaged_cache_entries_are_embedded_again() {
         "same bundle as the cold build"
     );
 }
+
+#[test]
+fn two_sources_for_one_page_are_an_error_naming_both() {
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "README.md", "# Home\n\nWelcome home.\n");
+    write(docs.path(), "index.md", "# Index\n\nAnother home.\n");
+    let out = tempfile::tempdir().unwrap();
+    let err = build_dir(docs.path(), &out.path().join("b"), None).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("README.md") && msg.contains("index.md") && msg.contains("/index.html"),
+        "{msg}"
+    );
+    assert!(!out.path().join("b").exists(), "nothing written");
+}
+
+#[test]
+fn nothing_to_index_names_the_skipped_files() {
+    let docs = tempfile::tempdir().unwrap();
+    write(docs.path(), "a.md", b"\x00\x01binary".as_slice());
+    write(docs.path(), "b.md", "");
+    let out = tempfile::tempdir().unwrap();
+    let err = build_dir(docs.path(), &out.path().join("b"), None).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("a.md: binary") && msg.contains("b.md: no text"),
+        "{msg}"
+    );
+}

@@ -44,6 +44,11 @@ impl Searcher {
         &self.engine
     }
 
+    /// The engine, for callers that keep only the bundle.
+    pub fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// Where the bundle was read from, and its size in bytes.
     pub fn source(&self) -> (&Path, usize) {
         (&self.path, self.bytes)

@@ -4,10 +4,81 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use std::path::Path;
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
+
+/// Longest path segment served; file systems allow 255 bytes a name.
+const MAX_SEGMENT_BYTES: usize = 255;
+
+/// Whether `path` (the request's URL path) may be served from `root` (canonical): no hidden
+/// files, no over-long names, no `//` (which would redirect to another host), and nothing that
+/// a symlink takes outside the folder.
+pub fn allowed(root: &Path, path: &str) -> bool {
+    if path.starts_with("//") || path.contains('\\') {
+        return false;
+    }
+    let mut on_disk = root.to_path_buf();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        let Ok(seg) = percent_decode(seg) else {
+            return false;
+        };
+        if seg.starts_with('.') || seg.len() > MAX_SEGMENT_BYTES || seg.contains(['/', '\0']) {
+            return false;
+        }
+        on_disk.push(seg);
+    }
+    // A missing file is the file server's 404; an existing one must resolve inside the root.
+    match on_disk.canonicalize() {
+        Ok(real) => real.starts_with(root),
+        Err(_) => true,
+    }
+}
+
+fn percent_decode(s: &str) -> std::result::Result<String, ()> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).ok_or(())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| ())
+}
+
+async fn guard(State(root): State<Arc<PathBuf>>, req: Request, next: Next) -> Response {
+    if allowed(&root, req.uri().path()) {
+        next.run(req).await
+    } else {
+        StatusCode::NOT_FOUND.into_response()
+    }
+}
+
+/// The static site as a router (for tests and for `serve`).
+pub fn router(root: &Path) -> Result<Router> {
+    let canonical = Arc::new(
+        root.canonicalize()
+            .with_context(|| format!("opening {}", root.display()))?,
+    );
+    Ok(Router::new()
+        .fallback_service(ServeDir::new(canonical.as_ref()).append_index_html_on_directories(true))
+        .layer(middleware::from_fn_with_state(canonical, guard))
+        .layer(CompressionLayer::new()))
+}
 
 /// Serves `root` at `addr` until Ctrl-C. Port 0 picks a free port; the address actually bound is
 /// printed as the first line, for scripts and tests.
@@ -20,9 +91,7 @@ pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let app = Router::new()
-            .fallback_service(ServeDir::new(&root).append_index_html_on_directories(true))
-            .layer(CompressionLayer::new());
+        let app = router(&root)?;
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
@@ -35,4 +104,32 @@ pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
             .await?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_long_double_slash_and_escaping_paths_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("ok.html"), "ok").unwrap();
+        std::fs::write(root.join(".env"), "secret").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("x.txt"), "outside").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
+        assert!(allowed(&root, "/ok.html"));
+        assert!(
+            allowed(&root, "/missing.html"),
+            "a missing file is a plain 404"
+        );
+        assert!(!allowed(&root, "/.env"));
+        assert!(!allowed(&root, "/%2eenv"));
+        assert!(!allowed(&root, "//sub"));
+        assert!(!allowed(&root, &format!("/{}", "a".repeat(300))));
+        #[cfg(unix)]
+        assert!(!allowed(&root, "/link/x.txt"));
+    }
 }

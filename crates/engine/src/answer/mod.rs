@@ -76,6 +76,9 @@ pub enum Verdict {
     Abstain(Abstention),
 }
 
+/// How every corrective note begins; the proxy accepts no other `correction`.
+pub const CORRECTION_PREFIX: &str = "Your previous answer failed verification:";
+
 /// The phrase the system prompt asks the model to use when the passages do not answer.
 pub const NOT_IN_PASSAGES: &str = "NOT_IN_PASSAGES";
 
@@ -182,7 +185,7 @@ pub fn verify(answer: &str, sent: usize, retried: bool) -> Verdict {
     } else {
         Verdict::Retry {
             correction: format!(
-                "Your previous answer failed verification: {}. Answer again using only the passages, ending every paragraph with citations like [1], or reply {NOT_IN_PASSAGES}.",
+                "{CORRECTION_PREFIX} {}. Answer again using only the passages, ending every paragraph with citations like [1], or reply {NOT_IN_PASSAGES}.",
                 problems.join("; ")
             ),
         }
