@@ -37,11 +37,11 @@ impl Default for Bm25Params {
 pub struct LexicalIndex {
     pub params: Bm25Params,
     /// Sorted, so prefix lookups are a binary search.
-    terms: Vec<String>,
+    pub(crate) terms: Vec<String>,
     /// One varint-coded list per term: (chunk id delta, weighted frequency) pairs.
-    postings: Vec<Vec<u8>>,
+    pub(crate) postings: Vec<Vec<u8>>,
     /// Weighted length of each chunk in terms.
-    doc_len: Vec<u32>,
+    pub(crate) doc_len: Vec<u32>,
 }
 
 /// A chunk as the lexical index sees it.
@@ -84,6 +84,45 @@ impl LexicalIndex {
             postings,
             doc_len,
         }
+    }
+
+    /// Checks what decoding cannot: one postings list per term, terms sorted and distinct,
+    /// one length per chunk, every posting naming a chunk that exists.
+    pub fn validate(&self, chunks: usize) -> crate::error::Result<()> {
+        let bad = |m: &str| Err(crate::error::Error::Inconsistent(m.into()));
+        if self.terms.len() != self.postings.len() {
+            return bad("the number of postings lists differs from the number of terms");
+        }
+        if self.doc_len.len() != chunks {
+            return bad("chunk lengths differ from the chunk count");
+        }
+        if !self.terms.windows(2).all(|w| w[0] < w[1]) {
+            return bad("terms are not sorted");
+        }
+        for list in &self.postings {
+            let mut prev: Option<u32> = None;
+            let mut pos = 0;
+            while pos < list.len() {
+                let (Some(delta), Some(_)) =
+                    (read_varint(list, &mut pos), read_varint(list, &mut pos))
+                else {
+                    return bad("a postings list is malformed");
+                };
+                let id = match prev {
+                    None => delta,
+                    Some(p) if delta > 0 => match p.checked_add(delta) {
+                        Some(id) => id,
+                        None => return bad("a postings list overflows"),
+                    },
+                    Some(_) => return bad("a postings list repeats a chunk"),
+                };
+                if id as usize >= chunks {
+                    return bad("a posting names a missing chunk");
+                }
+                prev = Some(id);
+            }
+        }
+        Ok(())
     }
 
     pub fn num_terms(&self) -> usize {

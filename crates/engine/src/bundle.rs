@@ -246,7 +246,11 @@ impl Bundle {
         if let Some(c) = p.chunks.iter().find(|c| c.page as usize >= p.pages.len()) {
             return bad(format!("chunk points at missing page {}", c.page));
         }
+        p.lexical.validate(p.chunks.len())?;
         p.vectors.validate(p.chunks.len())?;
+        if h.terms as usize != p.lexical.num_terms() {
+            return bad("term count differs from the header".into());
+        }
         Ok(())
     }
 

@@ -21,6 +21,9 @@ mod search;
 mod vector;
 mod writer;
 
+#[cfg(test)]
+mod structural_fuzz;
+
 pub use answer::{Abstention, AskOutcome, AskSession, Passage};
 pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSION};
 pub use error::{Error, Result};

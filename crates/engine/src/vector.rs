@@ -127,6 +127,7 @@ impl VectorIndex {
     /// Checks what decoding cannot: ids in range and vectors of the declared length.
     pub(crate) fn validate(&self, chunks: usize) -> Result<()> {
         let bad = |m: &str| Err(Error::Inconsistent(m.into()));
+        self.check_graph()?;
         if self.graph.values.iter().any(|&v| v as usize >= chunks) {
             return bad("vector index names a missing chunk");
         }
@@ -141,6 +142,54 @@ impl VectorIndex {
             return bad("invalid quantization scale");
         }
         Ok(())
+    }
+
+    /// The graph's own indexes (points, neighbour lists, layers) are private to
+    /// instant-distance and trusted by its search, so a crafted file could make it index out of
+    /// range. Its serde form is read back here through a mirror of that layout and every id
+    /// checked.
+    fn check_graph(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Inconsistent(m));
+        let bytes = postcard::to_allocvec(&self.graph).map_err(|e| Error::Encode(e.to_string()))?;
+        let g: shape::Map = postcard::from_bytes(&bytes)
+            .map_err(|e| Error::Decode(format!("vector graph: {e}")))?;
+        let n = g.hnsw.points.len();
+        if g.values.len() != n || g.hnsw.zero.len() != n {
+            return bad(format!(
+                "vector graph has {n} points, {} values and {} nodes",
+                g.values.len(),
+                g.hnsw.zero.len()
+            ));
+        }
+        if g.hnsw.ef_search == 0 || g.hnsw.ef_search > shape::MAX_EF {
+            return bad(format!("vector graph ef_search {}", g.hnsw.ef_search));
+        }
+        let in_range = |ids: &[u32], len: usize| {
+            ids.iter()
+                .all(|&id| id == shape::INVALID || (id as usize) < len)
+        };
+        if !g.hnsw.zero.iter().all(|node| in_range(&node.0, n)) {
+            return bad("vector graph names a missing neighbour".into());
+        }
+        let mut above = n;
+        for layer in &g.hnsw.layers {
+            // Upper layers hold the first points; each is no larger than the one below.
+            if layer.len() > above || !layer.iter().all(|node| in_range(&node.0, layer.len())) {
+                return bad("vector graph has a malformed layer".into());
+            }
+            above = layer.len();
+        }
+        Ok(())
+    }
+
+    /// Rewrites the graph through its mirror (for tests that damage it on purpose).
+    #[cfg(test)]
+    pub(crate) fn edit_graph(&mut self, f: impl FnOnce(&mut shape::Map)) {
+        let bytes = postcard::to_allocvec(&self.graph).expect("encode");
+        let mut g: shape::Map = postcard::from_bytes(&bytes).expect("mirror");
+        f(&mut g);
+        let bytes = postcard::to_allocvec(&g).expect("encode mirror");
+        self.graph = postcard::from_bytes(&bytes).expect("same layout");
     }
 
     /// Every stored vector with its chunk id, in graph order.
@@ -193,6 +242,71 @@ impl VectorIndex {
     }
 }
 
+/// A mirror of instant-distance 0.6's serialized graph, read to check it (and, in tests, to
+/// damage it).
+pub(crate) mod shape {
+    use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
+    use serde::ser::{SerializeTuple, Serializer};
+    use serde::{Deserialize, Serialize};
+
+    /// Neighbours per node on upper layers (instant-distance's `M`); the zero layer has twice.
+    const M: usize = 32;
+    /// instant-distance's invalid point id.
+    pub const INVALID: u32 = u32::MAX;
+    /// Largest search width accepted from a file.
+    pub const MAX_EF: usize = 10_000;
+
+    #[derive(Serialize, Deserialize)]
+    pub struct Map {
+        pub hnsw: Hnsw,
+        pub values: Vec<u32>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    pub struct Hnsw {
+        pub ef_search: usize,
+        pub points: Vec<Vec<i8>>,
+        pub zero: Vec<Ids<{ M * 2 }>>,
+        pub layers: Vec<Vec<Ids<M>>>,
+    }
+
+    /// A fixed-size neighbour list, serialized as a tuple.
+    pub struct Ids<const N: usize>(pub Vec<u32>);
+
+    impl<const N: usize> Serialize for Ids<N> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut t = s.serialize_tuple(N)?;
+            for i in 0..N {
+                t.serialize_element(&self.0.get(i).copied().unwrap_or(INVALID))?;
+            }
+            t.end()
+        }
+    }
+
+    impl<'de, const N: usize> Deserialize<'de> for Ids<N> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<const N: usize>;
+            impl<'de, const N: usize> Visitor<'de> for V<N> {
+                type Value = Ids<N>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    write!(f, "{N} point ids")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ids<N>, A::Error> {
+                    let mut ids = Vec::with_capacity(N);
+                    for i in 0..N {
+                        ids.push(
+                            seq.next_element()?
+                                .ok_or_else(|| A::Error::invalid_length(i, &self))?,
+                        );
+                    }
+                    Ok(Ids(ids))
+                }
+            }
+            d.deserialize_tuple(N, V::<N>)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +346,14 @@ mod tests {
         for probe in [0usize, 17, 299] {
             assert_eq!(index.search_exact(&vs[probe], 1)[0].chunk, probe as u32);
             assert_eq!(index.search_graph(&vs[probe], 1)[0].chunk, probe as u32);
+        }
+    }
+
+    #[test]
+    fn the_graph_mirror_reads_real_graphs() {
+        for n in [0usize, 1, 40, 300] {
+            let vs: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(i, 16)).collect();
+            VectorIndex::build(&vs, 16).check_graph().unwrap();
         }
     }
 

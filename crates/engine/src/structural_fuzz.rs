@@ -1,0 +1,215 @@
+//! Bundles whose checksum is valid but whose structure is not: made from the engine's own types
+//! with inconsistent fields, then read and searched in every mode. Each must be refused or
+//! searched without a panic. Bounded: a fixed number of seeded cases.
+
+use crate::bm25::LexicalIndex;
+use crate::bundle::Bundle;
+use crate::search::{Engine, Mode};
+use crate::writer::BundleWriter;
+use crate::ModelInfo;
+
+const DIM: usize = 8;
+
+fn unit(seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..DIM)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
+fn good() -> Bundle {
+    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), DIM as u32, 64), 0.3);
+    for p in 0..6u64 {
+        let page = w.add_page(
+            &format!("/p{p}.html"),
+            &format!("Page {p}"),
+            &format!("p{p}.md"),
+        );
+        for c in 0..8u64 {
+            w.add_chunk(
+                page,
+                vec![format!("Page {p}"), format!("Section {c}")],
+                &format!("s{c}"),
+                &format!(
+                    "cache builds widgets number{c} topic{p} configuration {}",
+                    p * c
+                ),
+            );
+        }
+    }
+    w.finish((0..48).map(unit).collect()).unwrap()
+}
+
+/// Encodes (the checksum is made valid by `to_bytes`), reads back and searches every mode.
+fn read_and_search(b: &Bundle) -> bool {
+    let Ok(bytes) = b.to_bytes() else {
+        return false;
+    };
+    match Bundle::from_bytes(&bytes) {
+        Err(_) => false,
+        Ok(b) => {
+            let e = Engine::new(b);
+            let q = unit(7);
+            // Small bundles scan; walk the graph too, as bundles over EXACT_SCAN_MAX do.
+            let _ = e.bundle().vectors().search_graph(&q, 10);
+            for mode in Mode::ALL {
+                for text in [
+                    "cache",
+                    "\"cache builds\"",
+                    "configuraton",
+                    "wid",
+                    "number3 topic2",
+                ] {
+                    let _ = e.search(text, Some(&q), mode, 10);
+                }
+            }
+            true
+        }
+    }
+}
+
+type Damage = fn(&mut Bundle);
+
+/// Each of these is inconsistent and must be refused.
+const DAMAGES: &[(&str, Damage)] = &[
+    ("posting past the chunk count", |b| {
+        let l = &mut b.payload.lexical;
+        l.postings[0] = vec![0x80 | 0x7f, 0x7f, 1]; // chunk 16383
+    }),
+    ("fewer postings lists than terms", |b| {
+        b.payload.lexical.postings.pop();
+    }),
+    ("terms out of order", |b| {
+        b.payload.lexical.terms.swap(0, 1);
+    }),
+    ("chunk lengths missing", |b| {
+        b.payload.lexical.doc_len.truncate(3);
+    }),
+    ("chunk of a missing page", |b| {
+        b.payload.chunks[5].page = 99;
+    }),
+    ("graph value past the chunk count", |b| {
+        b.payload.vectors.edit_graph(|g| g.values[0] = 4000);
+    }),
+    ("more points than values", |b| {
+        b.payload
+            .vectors
+            .edit_graph(|g| g.values.pop().map(|_| ()).unwrap_or(()));
+    }),
+    ("first layer shorter than the points", |b| {
+        b.payload.vectors.edit_graph(|g| {
+            g.hnsw.zero.pop();
+        });
+    }),
+    ("neighbour past the points", |b| {
+        b.payload
+            .vectors
+            .edit_graph(|g| g.hnsw.zero[3].0[0] = 10_000);
+    }),
+    ("upper-layer neighbour past its layer", |b| {
+        b.payload.vectors.edit_graph(|g| {
+            if g.hnsw.layers.is_empty() {
+                g.hnsw.layers.push(Vec::new());
+            }
+            let layer = &mut g.hnsw.layers[0];
+            if layer.is_empty() {
+                layer.push(crate::vector::shape::Ids(vec![
+                    crate::vector::shape::INVALID;
+                    32
+                ]));
+            }
+            let len = layer.len() as u32;
+            layer[0].0[0] = len + 5;
+        });
+    }),
+    ("absurd search width", |b| {
+        b.payload
+            .vectors
+            .edit_graph(|g| g.hnsw.ef_search = usize::MAX);
+    }),
+    ("term count differs from the header", |b| {
+        b.header.terms += 1;
+    }),
+];
+
+#[test]
+fn every_known_inconsistency_is_refused() {
+    assert!(read_and_search(&good()), "the undamaged bundle reads");
+    for (name, damage) in DAMAGES {
+        let mut b = good();
+        damage(&mut b);
+        assert!(!read_and_search(&b), "{name}: accepted");
+    }
+}
+
+#[test]
+fn random_structural_damage_never_panics() {
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut read = 0;
+    for _ in 0..300 {
+        let mut b = good();
+        for _ in 0..(1 + next() % 3) {
+            let r = next();
+            let l: &mut LexicalIndex = &mut b.payload.lexical;
+            match r % 8 {
+                0 => {
+                    let i = (r >> 8) as usize % l.postings.len();
+                    let list = &mut l.postings[i];
+                    if !list.is_empty() {
+                        let j = (r >> 24) as usize % list.len();
+                        list[j] = (r >> 40) as u8;
+                    }
+                }
+                1 => {
+                    let i = (r >> 8) as usize % l.terms.len();
+                    l.terms[i] = format!("t{}", r >> 50);
+                }
+                2 => {
+                    let i = (r >> 8) as usize % l.doc_len.len();
+                    l.doc_len[i] = (r >> 32) as u32;
+                }
+                3 => {
+                    let i = (r >> 8) as usize % b.payload.chunks.len();
+                    b.payload.chunks[i].page = (r >> 40) as u32 % 10;
+                }
+                4 => b.payload.vectors.edit_graph(|g| {
+                    let i = (r >> 8) as usize % g.values.len();
+                    g.values[i] = (r >> 40) as u32 % 64;
+                }),
+                5 => b.payload.vectors.edit_graph(|g| {
+                    let i = (r >> 8) as usize % g.hnsw.zero.len();
+                    let j = (r >> 24) as usize % 64;
+                    g.hnsw.zero[i].0[j] = (r >> 40) as u32 % 64;
+                }),
+                6 => b.payload.vectors.edit_graph(|g| {
+                    if let Some(layer) = g.hnsw.layers.first_mut() {
+                        if let Some(node) = layer.first_mut() {
+                            node.0[(r >> 8) as usize % 32] = (r >> 40) as u32 % 64;
+                        }
+                    }
+                }),
+                _ => {
+                    let i = (r >> 8) as usize % b.payload.chunks.len();
+                    b.payload.chunks[i].text = "x".repeat((r >> 40) as usize % 300);
+                }
+            }
+        }
+        read += read_and_search(&b) as usize;
+    }
+    // Some damage is harmless (a changed text, a changed length); the rest is refused.
+    assert!(read > 0 && read < 300, "{read} of 300 read");
+}
