@@ -35,11 +35,25 @@ pub fn split_sections(
     out
 }
 
+/// Texts longer than this are split before their tokens are counted: the tokenizer's memory grows
+/// with the text (a 50 MB page peaked at 4.8 GB counted whole), and no text this long fits the
+/// model anyway.
+const MAX_COUNTED_BYTES: usize = 64 * 1024;
+
+/// Tokens in `text`, or `usize::MAX` without counting when it is too long to fit.
+fn tokens(text: &str, count: &dyn Fn(&str) -> usize) -> usize {
+    if text.len() > MAX_COUNTED_BYTES {
+        usize::MAX
+    } else {
+        count(text)
+    }
+}
+
 /// Greedy packing of paragraphs (then lines, words, characters) into pieces of at most `room`
 /// tokens; each piece after the first starts with the previous piece's last unit when that is
 /// short, so a thought cut at a boundary is still found whole in one of them.
 fn split_text(text: &str, room: usize, count: &dyn Fn(&str) -> usize) -> Vec<String> {
-    if count(text) <= room {
+    if tokens(text, count) <= room {
         return vec![text.to_string()];
     }
     let mut units: Vec<(String, usize, &'static str)> = Vec::new();
@@ -77,7 +91,7 @@ fn explode(
     sep: &'static str,
     out: &mut Vec<(String, usize, &'static str)>,
 ) {
-    let n = count(unit);
+    let n = tokens(unit, count);
     if n <= room {
         if !unit.trim().is_empty() {
             out.push((unit.to_string(), n, sep));
@@ -92,9 +106,14 @@ fn explode(
             .split_inclusive(' ')
             .for_each(|w| explode(w.trim_end(), room, count, " ", out)),
         _ => {
-            // One "word" longer than the budget (a hash, base64): cut by characters.
+            // One "word" longer than the budget (a hash, base64): cut by characters. A character
+            // is at most one token, so `room` characters always fit when the count is unknown.
             let chars: Vec<char> = unit.chars().collect();
-            let step = (chars.len() * room / n.max(1)).max(1);
+            let step = if n == usize::MAX {
+                room
+            } else {
+                (chars.len() * room / n.max(1)).max(1)
+            };
             for piece in chars.chunks(step) {
                 let s: String = piece.iter().collect();
                 let c = count(&s);
@@ -121,6 +140,34 @@ mod tests {
 
     fn words(s: &str) -> usize {
         s.split_whitespace().count()
+    }
+
+    #[test]
+    fn huge_texts_are_never_counted_whole() {
+        let guarded = |s: &str| {
+            assert!(
+                s.len() <= MAX_COUNTED_BYTES,
+                "counted {} bytes at once",
+                s.len()
+            );
+            words(s)
+        };
+        let one_paragraph = "word ".repeat(400_000); // 2 MB, no breaks
+        let one_word = "x".repeat(300_000);
+        for text in [
+            one_paragraph,
+            one_word,
+            format!("a\n\n{}", "b ".repeat(200_000)),
+        ] {
+            let s = Section {
+                breadcrumb: vec!["T".into()],
+                anchor: String::new(),
+                text,
+            };
+            let chunks = split_sections(std::slice::from_ref(&s), 100, 2, &guarded);
+            assert!(!chunks.is_empty());
+            assert!(chunks.iter().all(|c| guarded(&c.text) <= 100));
+        }
     }
 
     #[test]

@@ -4,7 +4,15 @@
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Deserialize;
+
+/// Everything but RFC 3986's unreserved characters is encoded in a path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 pub const CONFIG_FILE: &str = "lantern.toml";
 
@@ -120,12 +128,9 @@ impl Config {
         Ok(())
     }
 
-    /// The URL of the page built from `rel` (a `/`-separated path relative to the docs folder).
-    pub fn page_url(&self, rel: &str) -> String {
-        let mut base = self.base_url.clone();
-        if !base.ends_with('/') {
-            base.push('/');
-        }
+    /// Where the page built from `rel` (a `/`-separated path relative to the docs folder) lives
+    /// in the site, as a plain path without the base URL: `guide/install.html`, `guide/`.
+    pub fn page_path(&self, rel: &str) -> String {
         let stem = rel.rsplit_once('.').map(|(s, _)| s).unwrap_or(rel);
         let (dir, name) = match stem.rsplit_once('/') {
             Some((d, n)) => (format!("{d}/"), n),
@@ -133,11 +138,26 @@ impl Config {
         };
         let index = name.eq_ignore_ascii_case("readme") || name.eq_ignore_ascii_case("index");
         match (self.urls, index) {
-            (UrlStyle::Html, true) => format!("{base}{dir}index.html"),
-            (UrlStyle::Html, false) => format!("{base}{dir}{name}.html"),
-            (UrlStyle::Directory, true) => format!("{base}{dir}"),
-            (UrlStyle::Directory, false) => format!("{base}{dir}{name}/"),
+            (UrlStyle::Html, true) => format!("{dir}index.html"),
+            (UrlStyle::Html, false) => format!("{dir}{name}.html"),
+            (UrlStyle::Directory, true) => dir,
+            (UrlStyle::Directory, false) => format!("{dir}{name}/"),
         }
+    }
+
+    /// The URL of the page built from `rel`: the base URL and the page's path, percent-encoded
+    /// so that names with spaces, `#`, `?` or `%` stay one working link.
+    pub fn page_url(&self, rel: &str) -> String {
+        let mut base = self.base_url.clone();
+        if !base.ends_with('/') {
+            base.push('/');
+        }
+        let path = self.page_path(rel);
+        let encoded: Vec<String> = path
+            .split('/')
+            .map(|seg| utf8_percent_encode(seg, SEGMENT).to_string())
+            .collect();
+        format!("{base}{}", encoded.join("/"))
     }
 }
 
@@ -156,6 +176,13 @@ mod tests {
         c.urls = UrlStyle::Directory;
         assert_eq!(c.page_url("guide/install.md"), "/book/guide/install/");
         assert_eq!(c.page_url("index.md"), "/book/");
+        c.urls = UrlStyle::Html;
+        assert_eq!(
+            c.page_url("my page #1?.md"),
+            "/book/my%20page%20%231%3F.html"
+        );
+        assert_eq!(c.page_path("my page #1?.md"), "my page #1?.html");
+        assert_eq!(c.page_url("ünï/x.md"), "/book/%C3%BCn%C3%AF/x.html");
     }
 
     #[test]

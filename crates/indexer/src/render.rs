@@ -14,6 +14,8 @@ use crate::source;
 /// One rendered page.
 pub struct RenderedPage {
     pub url: String,
+    /// Where the page is written, relative to the site folder (not encoded).
+    pub path: String,
     pub title: String,
     pub body: String,
 }
@@ -61,6 +63,7 @@ pub fn render_markdown(src: &str, rel: &str, config: &Config) -> RenderedPage {
     html::push_html(&mut out, events);
     RenderedPage {
         url: config.page_url(rel),
+        path: config.page_path(rel),
         title: page.title,
         body: out,
     }
@@ -124,6 +127,7 @@ pub fn render_site(
     let base = escape(config.base_url.trim_end_matches('/'));
     let search = RenderedPage {
         url: format!("{base}/search.html"),
+        path: "search.html".into(),
         title: "Search".into(),
         body: "<h1>Search</h1>\n<lantern-search page></lantern-search>\n".into(),
     };
@@ -150,15 +154,10 @@ pub fn render_site(
             site = escape(site_title),
             body = p.body,
         );
-        let rel = p
-            .url
-            .strip_prefix(&config.base_url)
-            .unwrap_or(&p.url)
-            .trim_start_matches('/');
-        let rel = if rel.is_empty() || rel.ends_with('/') {
-            format!("{rel}index.html")
+        let rel = if p.path.is_empty() || p.path.ends_with('/') {
+            format!("{}index.html", p.path)
         } else {
-            rel.to_string()
+            p.path.clone()
         };
         crate::write_atomic(&out.join(rel), html.as_bytes())?;
     }

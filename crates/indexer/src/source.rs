@@ -44,6 +44,9 @@ pub enum SkipReason {
     /// Not UTF-8.
     #[error("not valid UTF-8 (invalid byte at offset {0})")]
     NotUtf8(usize),
+    /// The file's name is not UTF-8, so it has no URL.
+    #[error("the file name is not valid UTF-8")]
+    NonUtf8Name,
     /// The parser failed on it.
     #[error("could not be parsed")]
     Unparsable,
@@ -90,11 +93,15 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
         };
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+        let Some(parts) = parts else {
+            skipped.push(Skipped {
+                path: rel.to_string_lossy().into_owned(),
+                reason: SkipReason::NonUtf8Name,
+            });
+            continue;
+        };
+        let rel = parts.join("/");
         if !include.is_match(&rel) || exclude.is_match(&rel) {
             continue;
         }

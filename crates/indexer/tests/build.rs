@@ -322,3 +322,31 @@ fn nothing_to_index_names_the_skipped_files() {
         "{msg}"
     );
 }
+
+#[test]
+fn odd_file_names_get_working_urls_or_a_named_skip() {
+    let docs = tempfile::tempdir().unwrap();
+    write(
+        docs.path(),
+        "my page #1?.md",
+        "# Odd\n\nA page with an odd name.\n",
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"bad-\xff.md");
+        std::fs::write(docs.path().join(name), "# Bad\n\nText.\n").unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let r = build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    let b = Bundle::from_bytes(&std::fs::read(out.path().join("b")).unwrap()).unwrap();
+    assert_eq!(b.pages()[0].url, "/my%20page%20%231%3F.html");
+    #[cfg(unix)]
+    assert!(
+        r.skipped
+            .iter()
+            .any(|s| s.reason.to_string().contains("not valid UTF-8")),
+        "{:?}",
+        r.skipped
+    );
+}

@@ -44,20 +44,10 @@ pub fn allowed(root: &Path, path: &str) -> bool {
 }
 
 fn percent_decode(s: &str) -> std::result::Result<String, ()> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).ok_or(())?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| ())
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .map(|c| c.into_owned())
+        .map_err(|_| ())
 }
 
 async fn guard(State(root): State<Arc<PathBuf>>, req: Request, next: Next) -> Response {
