@@ -29,6 +29,6 @@ pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSI
 pub use error::{Error, Result};
 pub use excerpt::highlight_segments;
 pub use keyword::MAX_QUERY_TERMS;
-pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal, EXACT_SCAN_MAX};
-pub use vector::{VectorHit, VectorIndex};
+pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal};
+pub use vector::{VectorHit, VectorIndex, EXACT_SCAN_MAX};
 pub use writer::BundleWriter;

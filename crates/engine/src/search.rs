@@ -18,11 +18,6 @@ use crate::vector::VectorHit;
 const RRF_K: f32 = 60.0;
 /// How many hits of each retriever take part in fusion.
 const FUSION_DEPTH: usize = 50;
-/// Up to this many chunks the vector search scans every vector: measured natively on real
-/// MiniLM vectors (BENCHMARKS.md), a scan costs about 0.3 ms at 1.4k chunks and 1.1 ms at 5.4k,
-/// with perfect recall, while the graph's recall@10 was 0.98-0.99; past ~10k the scan's cost
-/// grows faster than the graph's, so larger bundles walk the HNSW graph.
-pub const EXACT_SCAN_MAX: usize = 10_000;
 
 /// Which retrievers run. The one place mode names are spelled: parsing, display and serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -170,18 +165,14 @@ impl Engine {
         self.bundle
     }
 
-    /// Dense hits for a query vector: exact scan for bundles up to [`EXACT_SCAN_MAX`] chunks,
-    /// the HNSW graph beyond.
+    /// Dense hits for a query vector: a scan for bundles up to
+    /// [`EXACT_SCAN_MAX`](crate::EXACT_SCAN_MAX) chunks, the HNSW graph beyond.
     fn vector(&self, query_vector: &[f32], k: usize) -> Vec<VectorHit> {
         let v = self.bundle.vectors();
         if query_vector.len() != v.dim as usize {
             return Vec::new();
         }
-        if v.len() <= EXACT_SCAN_MAX {
-            v.search_exact(query_vector, k)
-        } else {
-            v.search_graph(query_vector, k)
-        }
+        v.search(query_vector, k)
     }
 
     /// Runs a search. Without a query vector, hybrid and vector modes fall back to keyword.

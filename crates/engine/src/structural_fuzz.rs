@@ -45,7 +45,19 @@ fn good() -> Bundle {
             );
         }
     }
-    w.finish((0..48).map(unit).collect()).unwrap()
+    let mut b = w.finish((0..48).map(unit).collect()).unwrap();
+    // Small bundles scan a flat list; give this one the graph large bundles get.
+    let mut vecs: Vec<Vec<f32>> = (0..48).map(unit).collect();
+    vecs[47] = vecs[46].clone(); // and a group of identical sections
+    b.payload.vectors = crate::vector::VectorIndex::with_graph(&vecs, DIM);
+    b
+}
+
+fn flat() -> Bundle {
+    let mut b = good();
+    b.payload.vectors =
+        crate::vector::VectorIndex::build(&(0..48).map(unit).collect::<Vec<_>>(), DIM);
+    b
 }
 
 /// Encodes (the checksum is made valid by `to_bytes`), reads back and searches every mode.
@@ -138,11 +150,35 @@ const DAMAGES: &[(&str, Damage)] = &[
     ("term count differs from the header", |b| {
         b.header.terms += 1;
     }),
+    ("a chunk in two groups", |b| {
+        b.payload.vectors.edit_lists(|_, g| g.unwrap()[0].push(5));
+    }),
+    ("a chunk in no group", |b| {
+        b.payload.vectors.edit_lists(|_, g| {
+            g.unwrap()
+                .last_mut()
+                .unwrap()
+                .pop()
+                .map(|_| ())
+                .unwrap_or(())
+        });
+    }),
+    ("a flat index missing a vector", |b| {
+        *b = flat();
+        b.payload.vectors.edit_lists(|v, _| {
+            v.unwrap().pop();
+        });
+    }),
+    ("a flat vector of the wrong length", |b| {
+        *b = flat();
+        b.payload.vectors.edit_lists(|v, _| v.unwrap()[3].0.push(1));
+    }),
 ];
 
 #[test]
 fn every_known_inconsistency_is_refused() {
     assert!(read_and_search(&good()), "the undamaged bundle reads");
+    assert!(read_and_search(&flat()), "the undamaged flat bundle reads");
     for (name, damage) in DAMAGES {
         let mut b = good();
         damage(&mut b);
