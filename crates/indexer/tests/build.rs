@@ -350,3 +350,40 @@ fn odd_file_names_get_working_urls_or_a_named_skip() {
         r.skipped
     );
 }
+
+/// `lantern site` builds the bundle before writing any page, and escapes the base URL.
+#[test]
+fn site_builds_first_and_escapes_the_base_url() {
+    use lantern_indexer::site::{site, SiteOptions};
+    let m = model();
+    let out = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let opts = |docs: &std::path::Path| SiteOptions {
+        docs: docs.to_path_buf(),
+        out: out.path().join("site"),
+        title: "T".into(),
+        cache: None,
+    };
+    assert!(site(&opts(empty.path()), &m.model).is_err());
+    assert!(
+        !out.path().join("site/search.html").exists(),
+        "a failed build writes no pages"
+    );
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    write(
+        docs.path(),
+        "lantern.toml",
+        "base_url = '/x\"><script>alert(1)</script>/'\n",
+    );
+    let r = site(&opts(docs.path()), &m.model).unwrap();
+    assert_eq!(r.pages, 3);
+    let html = std::fs::read_to_string(out.path().join("site/index.html")).unwrap();
+    assert!(!html.contains("<script>alert(1)"), "{html}");
+    assert!(out.path().join("site/search.lantern").exists());
+    let manifest = std::fs::read_to_string(out.path().join("site/model/manifest.json")).unwrap();
+    assert!(
+        manifest.contains("\"model-"),
+        "content-addressed model files: {manifest}"
+    );
+}
