@@ -11,18 +11,7 @@ use crate::ModelInfo;
 const DIM: usize = 8;
 
 fn unit(seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut v: Vec<f32> = (0..DIM)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % 2000) as f32 / 1000.0 - 1.0
-        })
-        .collect();
-    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter_mut().for_each(|x| *x /= n);
-    v
+    crate::vector::unit(seed, DIM)
 }
 
 fn good() -> Bundle {

@@ -424,25 +424,26 @@ pub(crate) mod shape {
     }
 }
 
+/// A seeded unit vector for tests (a small xorshift, so tests need no rand dependency).
+#[cfg(test)]
+pub(crate) fn unit(seed: u64, dim: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s % 2000) as f32 / 1000.0 - 1.0
+        })
+        .collect();
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter_mut().for_each(|x| *x /= n);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn unit(seed: u64, dim: usize) -> Vec<f32> {
-        // A small xorshift so the test needs no rand dependency.
-        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut v: Vec<f32> = (0..dim)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s % 2000) as f32 / 1000.0 - 1.0
-            })
-            .collect();
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter_mut().for_each(|x| *x /= n);
-        v
-    }
 
     #[test]
     fn quantized_cosine_tracks_float_cosine() {
