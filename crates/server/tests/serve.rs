@@ -1,0 +1,53 @@
+//! `lantern serve`'s router on a real socket: what a browser or a scanner can fetch.
+
+use std::net::SocketAddr;
+
+async fn start(root: &std::path::Path) -> SocketAddr {
+    let app = lantern_server::serve::router(root).unwrap();
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    addr
+}
+
+#[tokio::test]
+async fn only_the_sites_own_visible_files_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("index.html"), "home").unwrap();
+    std::fs::create_dir(root.join("sub")).unwrap();
+    std::fs::write(root.join("sub/index.html"), "sub").unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("x.txt"), "outside").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), root.join("link")).unwrap();
+    let addr = start(root).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: String| {
+        let c = client.clone();
+        async move {
+            let r = c.get(format!("http://{addr}{path}")).send().await.unwrap();
+            let status = r.status().as_u16();
+            let location = r
+                .headers()
+                .get("location")
+                .map(|v| v.to_str().unwrap_or("").to_string());
+            (status, location, r.text().await.unwrap_or_default())
+        }
+    };
+    assert_eq!(get("/".into()).await.2, "home");
+    assert_eq!(get("/sub/".into()).await.2, "sub");
+    assert_eq!(get("/.env".into()).await.0, 404);
+    assert_eq!(get(format!("/{}", "a".repeat(300))).await.0, 404);
+    #[cfg(unix)]
+    assert_eq!(get("/link/x.txt".into()).await.0, 404);
+    let (status, location, _) = get("//sub".into()).await;
+    assert!(
+        status == 404 && location.is_none(),
+        "no redirect to another host: {status} {location:?}"
+    );
+}
