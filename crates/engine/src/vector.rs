@@ -345,14 +345,15 @@ impl VectorIndex {
 
     /// Exact nearest chunks by scanning every vector.
     pub fn search_exact(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
-        let mut hits: Vec<VectorHit> = self
-            .vectors()
-            .into_iter()
-            .map(|(chunk, point)| VectorHit {
-                chunk,
-                cosine: self.quantization.cosine_f32(query, point),
-            })
-            .collect();
+        let hit = |(chunk, point): (u32, &Vector)| VectorHit {
+            chunk,
+            cosine: self.quantization.cosine_f32(query, point),
+        };
+        // The flat layout is scanned in place: this runs on every query of most bundles.
+        let mut hits: Vec<VectorHit> = match &self.layout {
+            Layout::Flat(v) => v.iter().zip(0..).map(|(p, i)| hit((i, p))).collect(),
+            Layout::Graph { .. } => self.vectors().into_iter().map(hit).collect(),
+        };
         hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.chunk.cmp(&b.chunk)));
         hits.truncate(k);
         hits

@@ -58,36 +58,14 @@ async fn double_handler(
             tokio::time::sleep(Duration::from_secs(30)).await;
             StatusCode::OK.into_response()
         }
-        Reply::Stall(text) => {
-            use futures_util::StreamExt;
-            let piece = format!(
-                "data: {}\n\n",
-                serde_json::json!({"choices": [{"delta": {"content": text}}]})
-            );
-            let first = futures_util::stream::iter([Ok::<_, std::io::Error>(piece)]);
-            let silence = futures_util::stream::once(async {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                Ok(String::new())
-            });
-            let body = axum::body::Body::from_stream(first.chain(silence));
-            ([("content-type", "text/event-stream")], body).into_response()
-        }
-        Reply::Broken(text) => {
-            let piece = format!(
-                "data: {}\n\n",
-                serde_json::json!({"choices": [{"delta": {"content": text}}]})
-            );
-            use futures_util::StreamExt;
-            // The break comes after the headers and first piece went out, as a dropped
-            // connection mid-answer would.
-            let first = futures_util::stream::iter([Ok::<_, std::io::Error>(piece)]);
-            let broken = futures_util::stream::once(async {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                Err(std::io::Error::other("connection lost"))
-            });
-            let body = axum::body::Body::from_stream(first.chain(broken));
-            ([("content-type", "text/event-stream")], body).into_response()
-        }
+        // A first piece goes out with the headers, then the stream stalls or breaks, as a
+        // hung model or a dropped connection mid-answer would.
+        Reply::Stall(text) => one_piece_then(text, Duration::from_secs(60), Ok(String::new())),
+        Reply::Broken(text) => one_piece_then(
+            text,
+            Duration::from_millis(100),
+            Err(std::io::Error::other("connection lost")),
+        ),
         Reply::Answer(text) => {
             // Stream it in small pieces, as OpenAI does.
             let mut sse = String::new();
@@ -102,6 +80,22 @@ async fn double_handler(
             ([("content-type", "text/event-stream")], sse).into_response()
         }
     }
+}
+
+/// An event-stream response: one answer piece, then after `wait` the `end` item.
+fn one_piece_then(text: &str, wait: Duration, end: Result<String, std::io::Error>) -> Response {
+    use futures_util::StreamExt;
+    let piece = format!(
+        "data: {}\n\n",
+        serde_json::json!({"choices": [{"delta": {"content": text}}]})
+    );
+    let first = futures_util::stream::iter([Ok::<_, std::io::Error>(piece)]);
+    let last = futures_util::stream::once(async move {
+        tokio::time::sleep(wait).await;
+        end
+    });
+    let body = axum::body::Body::from_stream(first.chain(last));
+    ([("content-type", "text/event-stream")], body).into_response()
 }
 
 async fn listen(app: Router) -> SocketAddr {
