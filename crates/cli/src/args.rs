@@ -60,6 +60,20 @@ pub enum Command {
     },
     /// Measure retrieval quality on labelled questions, per search mode.
     Eval(EvalArgs),
+    /// Choose the hybrid fusion by leave-one-corpus-out evaluation over several labelled sets.
+    Tune {
+        /// A labelled set, NAME=BUNDLE:GOLDEN; give two or more.
+        #[arg(long = "set", required = true)]
+        sets: Vec<lantern_server::tune::TuneSet>,
+        /// Also print every fusion tried with its MRR@10 on each set.
+        #[arg(long)]
+        grid: bool,
+        /// Also write every fusion's metrics per set and type as JSON here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        model: ModelArg,
+    },
     /// Render the docs to HTML pages with the search widget, build their bundle and publish the
     /// model beside them.
     Site {
@@ -196,6 +210,10 @@ pub struct EvalArgs {
     /// one question.
     #[arg(long)]
     pub gate_types: bool,
+    /// Fail when, on all questions or any type, hybrid MRR@10 trails the better of vector and
+    /// keyword by more than this (e.g. 0.01).
+    #[arg(long)]
+    pub max_trail: Option<f64>,
     #[command(flatten)]
     pub model: ModelArg,
 }
@@ -245,6 +263,7 @@ impl EvalArgs {
             min_hit5: self.min_hit5,
             min_mrr: self.min_mrr,
             types: self.gate_types,
+            max_trail: self.max_trail,
         }
     }
 }

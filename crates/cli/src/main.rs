@@ -12,7 +12,7 @@ use clap::Parser;
 use args::{Cli, Command};
 use lantern_embedder::Model;
 use lantern_indexer::site::{site, SiteOptions};
-use lantern_server::{ask, eval, proxy, report, serve, Searcher};
+use lantern_server::{ask, eval, proxy, report, serve, tune, Searcher};
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -93,6 +93,12 @@ fn run(cli: Cli) -> Result<()> {
                 report::bundle_text(&Searcher::open(&bundle, None)?)
             )?;
         }
+        Command::Tune {
+            sets,
+            grid,
+            json,
+            model,
+        } => tune::tune(&sets, &model.dir(), grid, json.as_deref(), &mut stdout)?,
         Command::Eval(args) => {
             let searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
             eval::evaluate(

@@ -59,6 +59,10 @@ pub struct Manifest {
     pub normalize: String,
     /// Tokens the model reads, special tokens included; longer texts are truncated.
     pub max_tokens: usize,
+    /// Best query-to-section cosine under which search says "no good match": a property of
+    /// the model's similarity scale, calibrated across Lantern's labelled sets
+    /// (evaluation.md). A site's `lantern.toml` may override it.
+    pub abstain_cosine: f32,
     /// File names in the model folder.
     #[serde(default)]
     pub files: ModelFiles,
@@ -100,6 +104,12 @@ impl Manifest {
             return bad(format!(
                 "max_tokens {} is outside 4..={MAX_TOKENS}",
                 self.max_tokens
+            ));
+        }
+        if !(self.abstain_cosine.is_finite() && (-1.0..=1.0).contains(&self.abstain_cosine)) {
+            return bad(format!(
+                "abstain_cosine {} is not a cosine from -1 to 1",
+                self.abstain_cosine
             ));
         }
         for name in [&self.files.model, &self.files.tokenizer] {
@@ -216,6 +226,7 @@ mod tests {
             pooling: "mean".into(),
             normalize: "l2".into(),
             max_tokens: 256,
+            abstain_cosine: 0.4,
             files: ModelFiles::default(),
         }
     }
@@ -242,6 +253,14 @@ mod tests {
             },
             Manifest {
                 sha256: "xyz".into(),
+                ..manifest()
+            },
+            Manifest {
+                abstain_cosine: f32::NAN,
+                ..manifest()
+            },
+            Manifest {
+                abstain_cosine: 2.0,
                 ..manifest()
             },
             Manifest {

@@ -31,9 +31,13 @@ impl Engine {
     /// Keyword hits, best first. Quoted phrases must appear as written; other terms are OR-ed,
     /// with chunks matching more of them ranked higher; the last word, while typed, also matches
     /// as a prefix; words of five letters or more also match one edit away.
-    pub(crate) fn keyword(&self, query: &Query, k: usize) -> Vec<(u32, f32)> {
+    ///
+    /// Also returns the score bound: what a chunk matching every term at full saturation would
+    /// score, so fusion can tell a strong match from the best of weak ones.
+    pub(crate) fn keyword(&self, query: &Query, k: usize) -> (Vec<(u32, f32)>, f32) {
         let lex = self.bundle.lexical();
         let mut expanded = Vec::new();
+        let mut missing = 0usize;
         let mut seen = std::collections::HashSet::new();
         for (i, word) in query.words.iter().enumerate() {
             let Some(term) = self.analyzer.term(word) else {
@@ -72,11 +76,26 @@ impl Engine {
                         .map(|id| (id, TYPO_WEIGHT)),
                 );
             }
-            if !ids.is_empty() {
+            if ids.is_empty() {
+                // A word the docs never use still counts toward what the query asks for: a
+                // question phrased in other words than the docs' shows up as low strength.
+                missing += 1;
+            } else {
                 expanded.push(Expanded { ids });
             }
         }
 
+        let saturation = lex.params.k1 + 1.0;
+        let bound: f32 = expanded
+            .iter()
+            .map(|e| {
+                e.ids
+                    .iter()
+                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id)) * saturation)
+                    .fold(0.0, f32::max)
+            })
+            .sum::<f32>()
+            + missing as f32 * lex.idf(0) * saturation;
         let mut scores: HashMap<u32, f32> = HashMap::new();
         let mut matched: HashMap<u32, u32> = HashMap::new();
         for e in &expanded {
@@ -111,7 +130,7 @@ impl Engine {
                 }
             }
         }
-        top_k(scores, k)
+        (top_k(scores, k), bound)
     }
 
     /// Does the chunk (breadcrumb or text) contain every phrase, word for word?

@@ -1,5 +1,5 @@
 //! Hybrid search over a loaded bundle: keyword (BM25 with phrases, prefix and typo tolerance),
-//! vector, and reciprocal rank fusion of the two, grouped by page with excerpts.
+//! vector, and their fusion ([`Fusion`]), grouped by page ([`PageScore`]) with excerpts.
 //!
 //! The query vector comes from outside (the embedder), so this module stays free of the model:
 //! in the browser keyword results can be shown before the model has loaded.
@@ -11,13 +11,15 @@ use serde::{Deserialize, Serialize};
 use crate::analyze::Analyzer;
 use crate::bundle::Bundle;
 use crate::error::Error;
+use crate::fusion::{Evidence, Fusion, PageScore};
 use crate::query::Query;
 use crate::vector::VectorHit;
 
-/// Reciprocal rank fusion constant, as in the original RRF paper.
-const RRF_K: f32 = 60.0;
-/// How many hits of each retriever take part in fusion.
+/// How many vector hits take part in fusion (and set the min-max range of cosines).
 const FUSION_DEPTH: usize = 50;
+/// How many keyword hits take part in fusion: more than vector hits, because a keyword hit's
+/// cosine can be looked up while a vector hit's BM25 beyond this depth counts as zero.
+const KEYWORD_DEPTH: usize = 200;
 
 /// Which retrievers run. The one place mode names are spelled: parsing, display and serde.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -97,7 +99,7 @@ pub struct Hit {
     pub breadcrumb: String,
     /// Page URL with the section anchor.
     pub url: String,
-    /// Fused score (RRF in hybrid mode, the retriever's own score otherwise).
+    /// Fused score in hybrid mode (see [`Fusion`]), the retriever's own score otherwise.
     pub score: f32,
     /// The keyword retriever's rank and score, if it found the chunk.
     pub keyword: Option<Signal>,
@@ -132,18 +134,23 @@ pub struct Results {
     pub mode: Mode,
     /// Chunk-level ranking.
     pub hits: Vec<Hit>,
-    /// The same hits grouped by page, in order of each page's best hit.
+    /// The same hits grouped by page, best page first (see [`PageScore`]).
     pub pages: Vec<PageGroup>,
     /// True when the evidence is weak; `hits` then holds the closest sources.
     pub no_good_match: bool,
     /// Cosine of the best vector hit, when vectors were searched.
     pub best_cosine: Option<f32>,
+    /// The best keyword hit contains every word of the query: lexical evidence strong enough
+    /// to answer whatever the cosine says.
+    pub all_words: bool,
 }
 
 /// A bundle ready to search.
 pub struct Engine {
     pub(crate) bundle: Bundle,
     pub(crate) analyzer: Analyzer,
+    fusion: Fusion,
+    page_score: PageScore,
 }
 
 impl Engine {
@@ -152,7 +159,21 @@ impl Engine {
         Engine {
             bundle,
             analyzer: Analyzer::default(),
+            fusion: Fusion::default(),
+            page_score: PageScore::default(),
         }
+    }
+
+    /// Uses another fusion in hybrid mode (evaluation compares them).
+    pub fn with_fusion(mut self, fusion: Fusion, page_score: PageScore) -> Self {
+        self.fusion = fusion;
+        self.page_score = page_score;
+        self
+    }
+
+    /// The fusion hybrid mode uses.
+    pub fn fusion(&self) -> (Fusion, PageScore) {
+        (self.fusion, self.page_score)
     }
 
     /// The bundle being searched.
@@ -183,15 +204,27 @@ impl Engine {
         mode: Mode,
         k: usize,
     ) -> Results {
+        self.search_with(text, query_vector, mode, k, (self.fusion, self.page_score))
+    }
+
+    /// [`Engine::search`] with another fusion than the engine's (evaluation compares them).
+    pub fn search_with(
+        &self,
+        text: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
+        (fusion, page_score): (Fusion, PageScore),
+    ) -> Results {
         let query = Query::parse(text);
         let mode = match (mode, query_vector) {
             (Mode::Hybrid | Mode::Vector, None) => Mode::Keyword,
             (m, _) => m,
         };
-        let keyword = if mode != Mode::Vector {
-            self.keyword(&query, FUSION_DEPTH.max(k))
+        let (keyword, keyword_bound) = if mode != Mode::Vector {
+            self.keyword(&query, KEYWORD_DEPTH.max(k))
         } else {
-            Vec::new()
+            (Vec::new(), 0.0)
         };
         let dense = match (mode, query_vector) {
             (Mode::Keyword, _) | (_, None) => Vec::new(),
@@ -199,49 +232,50 @@ impl Engine {
         };
         let best_cosine = dense.first().map(|h| h.cosine);
 
-        let kw: HashMap<u32, Signal> = keyword
-            .iter()
-            .enumerate()
-            .map(|(i, &(c, s))| {
-                (
-                    c,
-                    Signal {
-                        rank: i as u32 + 1,
-                        score: s,
-                    },
-                )
-            })
-            .collect();
-        let vs: HashMap<u32, Signal> = dense
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                (
-                    h.chunk,
-                    Signal {
-                        rank: i as u32 + 1,
-                        score: h.cosine,
-                    },
-                )
-            })
-            .collect();
+        let signals = |list: &mut dyn Iterator<Item = (u32, f32)>| -> HashMap<u32, Signal> {
+            list.enumerate()
+                .map(|(i, (c, score))| {
+                    let rank = i as u32 + 1;
+                    (c, Signal { rank, score })
+                })
+                .collect()
+        };
+        let kw = signals(&mut keyword.iter().copied());
+        let vector_list: Vec<(u32, f32)> = dense.iter().map(|h| (h.chunk, h.cosine)).collect();
+        let vs = signals(&mut vector_list.iter().copied());
 
-        let mut fused: Vec<(u32, f32)> = match mode {
+        let fused: Vec<(u32, f32)> = match mode {
             Mode::Keyword => keyword.clone(),
-            Mode::Vector => dense.iter().map(|h| (h.chunk, h.cosine)).collect(),
+            Mode::Vector => vector_list.clone(),
             Mode::Hybrid => {
-                let mut s: HashMap<u32, f32> = HashMap::new();
-                for (c, sig) in kw.iter().chain(vs.iter()) {
-                    *s.entry(*c).or_default() += 1.0 / (RRF_K + sig.rank as f32);
-                }
-                let mut v: Vec<(u32, f32)> = s.into_iter().collect();
-                v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                v
+                let vectors = self.bundle.vectors();
+                let extra_cosine: HashMap<u32, f32> = match query_vector {
+                    Some(q) if !matches!(fusion, Fusion::Rrf { .. }) => keyword
+                        .iter()
+                        .filter(|(c, _)| !vs.contains_key(c))
+                        .filter_map(|&(c, _)| Some((c, vectors.cosine(q, c)?)))
+                        .collect(),
+                    _ => HashMap::new(),
+                };
+                fusion.fuse(&Evidence {
+                    keyword: &keyword,
+                    keyword_bound,
+                    vector: &vector_list,
+                    extra_cosine: &extra_cosine,
+                })
             }
         };
+        let chunks = self.bundle.chunks();
+        let page_scores = page_score.pages(&fused, |c| {
+            chunks.get(c as usize).map_or(u32::MAX, |c| c.page)
+        });
+        let mut fused = fused;
         fused.truncate(k);
 
-        let no_good_match = self.weak_evidence(&query, &keyword, best_cosine, mode);
+        let all_words = keyword
+            .first()
+            .is_some_and(|&(c, _)| self.matches_all_words(c, &query));
+        let no_good_match = self.weak_evidence(&keyword, all_words, best_cosine, mode);
         let highlight_terms = self.highlight_terms(&query);
         let hits: Vec<Hit> = fused
             .iter()
@@ -255,13 +289,14 @@ impl Engine {
                 )
             })
             .collect();
-        let pages = group_by_page(&hits);
+        let pages = group_by_page(&hits, &page_scores);
         Results {
             mode,
             hits,
             pages,
             no_good_match,
             best_cosine,
+            all_words,
         }
     }
 
@@ -269,14 +304,11 @@ impl Engine {
     /// matches all the query's words. In keyword mode, only an empty result is weak.
     fn weak_evidence(
         &self,
-        query: &Query,
         keyword: &[(u32, f32)],
+        strong_lexical: bool,
         best_cosine: Option<f32>,
         mode: Mode,
     ) -> bool {
-        let strong_lexical = keyword
-            .first()
-            .is_some_and(|&(c, _)| self.matches_all_words(c, query));
         match (mode, best_cosine) {
             (Mode::Keyword, _) | (_, None) => keyword.is_empty(),
             (_, Some(cos)) => cos < self.bundle.header.abstain_cosine && !strong_lexical,
@@ -329,7 +361,8 @@ impl Engine {
     }
 }
 
-fn group_by_page(hits: &[Hit]) -> Vec<PageGroup> {
+/// Groups hits by page, pages in order of their score (then of their best hit).
+fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>) -> Vec<PageGroup> {
     let mut order: Vec<u32> = Vec::new();
     let mut groups: HashMap<u32, Vec<Hit>> = HashMap::new();
     for h in hits {
@@ -338,6 +371,11 @@ fn group_by_page(hits: &[Hit]) -> Vec<PageGroup> {
         }
         groups.entry(h.page).or_default().push(h.clone());
     }
+    // A stable sort keeps best-hit order among pages that score the same.
+    order.sort_by(|a, b| {
+        let score = |p: &u32| page_scores.get(p).copied().unwrap_or(f32::MIN);
+        score(b).total_cmp(&score(a))
+    });
     order
         .into_iter()
         .map(|p| {

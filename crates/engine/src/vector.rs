@@ -293,6 +293,17 @@ impl VectorIndex {
         }
     }
 
+    /// Cosine between the query and one chunk's vector, where the layout can reach it directly
+    /// (flat bundles; a graph is searched, not indexed by chunk).
+    pub fn cosine(&self, query: &[f32], chunk: u32) -> Option<f32> {
+        match &self.layout {
+            Layout::Flat(v) if query.len() == self.dim as usize => v
+                .get(chunk as usize)
+                .map(|p| self.quantization.cosine_f32(query, p)),
+            _ => None,
+        }
+    }
+
     /// Number of chunks with a vector.
     pub fn len(&self) -> usize {
         match &self.layout {

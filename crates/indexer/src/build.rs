@@ -76,7 +76,11 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         manifest.dimensions as u32,
         manifest.max_tokens as u32,
     );
-    let mut writer = BundleWriter::new(model, opts.config.abstain_cosine);
+    let abstain = opts
+        .config
+        .abstain_cosine
+        .unwrap_or(manifest.abstain_cosine);
+    let mut writer = BundleWriter::new(model, abstain);
     let mut page_sources: Vec<&str> = Vec::new();
     for file in &files {
         let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {

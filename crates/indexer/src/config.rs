@@ -16,9 +16,6 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 
 pub const CONFIG_FILE: &str = "lantern.toml";
 
-/// "No good match" below this best dense cosine, until a site calibrates its own.
-pub const DEFAULT_ABSTAIN_COSINE: f32 = 0.30;
-
 /// How a page's URL derives from its source path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -54,8 +51,9 @@ pub struct Config {
     pub slugs: SlugStyle,
     /// Files larger than this are skipped with a warning.
     pub max_file_bytes: u64,
-    /// Best dense cosine under which search says "no good match" (see the evaluation docs).
-    pub abstain_cosine: f32,
+    /// Best dense cosine under which search says "no good match"; unset, the model's
+    /// calibrated threshold (its manifest) applies. See the evaluation docs.
+    pub abstain_cosine: Option<f32>,
 }
 
 impl Default for Config {
@@ -67,7 +65,7 @@ impl Default for Config {
             urls: UrlStyle::Html,
             slugs: SlugStyle::Github,
             max_file_bytes: 4 * 1024 * 1024,
-            abstain_cosine: DEFAULT_ABSTAIN_COSINE,
+            abstain_cosine: None,
         }
     }
 }
@@ -113,11 +111,10 @@ impl Config {
     /// Refuses values that would silently break search: a threshold that is not a cosine
     /// (NaN would turn "no good match" off), a zero size limit, control characters in URLs.
     pub fn validate(&self) -> Result<()> {
-        if !(self.abstain_cosine.is_finite() && (-1.0..=1.0).contains(&self.abstain_cosine)) {
-            anyhow::bail!(
-                "abstain_cosine must be a number from -1 to 1, not {}",
-                self.abstain_cosine
-            );
+        if let Some(t) = self.abstain_cosine {
+            if !(t.is_finite() && (-1.0..=1.0).contains(&t)) {
+                anyhow::bail!("abstain_cosine must be a number from -1 to 1, not {t}");
+            }
         }
         if self.max_file_bytes == 0 {
             anyhow::bail!("max_file_bytes must be at least 1");

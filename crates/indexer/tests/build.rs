@@ -28,6 +28,11 @@ fn builds_a_bundle_that_round_trips() {
     let bundle = Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(bundle.header().chunks as usize, r.chunks);
     bundle.check_model(&model().model.manifest.sha256).unwrap();
+    // With no lantern.toml, "no good match" uses the threshold calibrated for the model.
+    assert_eq!(
+        bundle.header().abstain_cosine,
+        model().model.manifest.abstain_cosine
+    );
     let contrast = bundle
         .chunks()
         .iter()
@@ -47,6 +52,29 @@ fn builds_a_bundle_that_round_trips() {
         assert!(model().embedder.count_tokens(&text).unwrap() <= 256);
     }
     std::fs::remove_file(out).ok();
+}
+
+#[test]
+fn a_site_threshold_overrides_the_models() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b");
+    let m = model();
+    let config = lantern_indexer::config::Config {
+        abstain_cosine: Some(0.25),
+        ..Default::default()
+    };
+    let opts = lantern_indexer::BuildOptions {
+        docs: docs.path().to_path_buf(),
+        out: path.clone(),
+        config,
+        cache: None,
+        progress: false,
+    };
+    lantern_indexer::build(&opts, &m.model.manifest, &m.embedder).unwrap();
+    let bundle = Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(bundle.header().abstain_cosine, 0.25);
 }
 
 #[test]

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use lantern_engine::Mode;
+use lantern_engine::{Engine, Fusion, Mode, PageScore};
 
 use crate::searcher::Searcher;
 
@@ -100,6 +100,8 @@ pub struct Outcome {
     pub section_hit5: Option<bool>,
     pub no_good_match: bool,
     pub best_cosine: Option<f32>,
+    /// A section contains every query word (which answers whatever the cosine says).
+    pub all_words: bool,
     pub ms: f64,
 }
 
@@ -142,12 +144,40 @@ pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
     }
 }
 
-/// Runs every question in every mode (the searcher must have the model).
-pub fn run(
-    searcher: &Searcher,
-    questions: &[Question],
-) -> Result<BTreeMap<&'static str, Vec<Outcome>>> {
-    let engine = searcher.engine();
+/// The rankings eval compares: each retriever alone, hybrid with the engine's fusion, and
+/// hybrid with reciprocal rank fusion (`rrf`) for comparison.
+pub fn arms(engine: &Engine) -> [(&'static str, Mode, (Fusion, PageScore)); 4] {
+    let fusion = engine.fusion();
+    [
+        ("keyword", Mode::Keyword, fusion),
+        ("vector", Mode::Vector, fusion),
+        ("hybrid", Mode::Hybrid, fusion),
+        ("rrf", Mode::Hybrid, (Fusion::RRF, fusion.1)),
+    ]
+}
+
+/// Every question's query vector, with the milliseconds it took.
+pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec<f32>, f64)>> {
+    questions
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            let v = searcher
+                .embed(&q.query)?
+                .context("evaluation needs the model")?;
+            Ok((v, t.elapsed().as_secs_f64() * 1000.0))
+        })
+        .collect()
+}
+
+/// One question searched in one mode with one fusion.
+pub fn outcome(
+    engine: &Engine,
+    q: &Question,
+    vector: &[f32],
+    mode: Mode,
+    fusion: (Fusion, PageScore),
+) -> Outcome {
     let bundle = engine.bundle();
     let source = |page: u32| {
         bundle
@@ -155,45 +185,52 @@ pub fn run(
             .get(page as usize)
             .map_or("", |p| p.source.as_str())
     };
-    let mut by_mode: BTreeMap<&'static str, Vec<Outcome>> = BTreeMap::new();
-    for q in questions {
-        let t0 = Instant::now();
-        let vector = searcher
-            .embed(&q.query)?
-            .context("evaluation needs the model")?;
-        let embed_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        for mode in Mode::ALL {
-            let t = Instant::now();
-            let r = engine.search(&q.query, Some(&vector), mode, 10);
-            let mut ms = t.elapsed().as_secs_f64() * 1000.0;
+    let t = Instant::now();
+    let r = engine.search_with(&q.query, Some(vector), mode, 10, fusion);
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let page_rank = r
+        .pages
+        .iter()
+        .position(|g| q.expected.iter().any(|e| page_matches(source(g.page), e)))
+        .map(|i| i + 1);
+    let section_hit5 = q.anchor.as_ref().map(|a| {
+        r.hits.iter().take(5).any(|h| {
+            bundle.chunk(h.chunk).is_some_and(|c| {
+                &c.anchor == a && q.expected.iter().any(|e| page_matches(source(c.page), e))
+            })
+        })
+    });
+    Outcome {
+        id: q.id.clone(),
+        group: q.group(),
+        answerable: q.answerable(),
+        page_rank,
+        section_hit5,
+        no_good_match: r.no_good_match,
+        best_cosine: r.best_cosine,
+        all_words: r.all_words,
+        ms,
+    }
+}
+
+/// Runs every question in every arm (the searcher must have the model).
+pub fn run(
+    searcher: &Searcher,
+    questions: &[Question],
+) -> Result<BTreeMap<&'static str, Vec<Outcome>>> {
+    let engine = searcher.engine();
+    let vectors = embed_all(searcher, questions)?;
+    let mut by_arm: BTreeMap<&'static str, Vec<Outcome>> = BTreeMap::new();
+    for (q, (vector, embed_ms)) in questions.iter().zip(&vectors) {
+        for (name, mode, fusion) in arms(engine) {
+            let mut o = outcome(engine, q, vector, mode, fusion);
             if mode != Mode::Keyword {
-                ms += embed_ms;
+                o.ms += embed_ms;
             }
-            let page_rank = r
-                .pages
-                .iter()
-                .position(|g| q.expected.iter().any(|e| page_matches(source(g.page), e)))
-                .map(|i| i + 1);
-            let section_hit5 = q.anchor.as_ref().map(|a| {
-                r.hits.iter().take(5).any(|h| {
-                    bundle.chunk(h.chunk).is_some_and(|c| {
-                        &c.anchor == a && q.expected.iter().any(|e| page_matches(source(c.page), e))
-                    })
-                })
-            });
-            by_mode.entry(mode.as_str()).or_default().push(Outcome {
-                id: q.id.clone(),
-                group: q.group(),
-                answerable: q.answerable(),
-                page_rank,
-                section_hit5,
-                no_good_match: r.no_good_match,
-                best_cosine: r.best_cosine,
-                ms,
-            });
+            by_arm.entry(name).or_default().push(o);
         }
     }
-    Ok(by_mode)
+    Ok(by_arm)
 }
 
 /// What `lantern eval` checks besides reporting.
@@ -206,6 +243,9 @@ pub struct Gate {
     /// Fail when hybrid finds fewer top-5 pages than keyword on any question type by more
     /// than one question.
     pub types: bool,
+    /// Fail when, on all questions or any question type, hybrid MRR@10 trails the better of
+    /// vector and keyword by more than this.
+    pub max_trail: Option<f64>,
 }
 
 /// `lantern eval`: runs every question in every mode, writes the report to `out` (and as JSON
@@ -238,8 +278,8 @@ pub fn evaluate(
     )?;
     let fmt = |x: f64| format!("{x:.3}");
     let mut report = serde_json::Map::new();
-    for mode in Mode::ALL {
-        let name = mode.as_str();
+    let names = arms(searcher.engine()).map(|(name, ..)| name);
+    for name in names {
         let outcomes = &by_mode[name];
         let mut rows = vec![("all".to_string(), outcomes.iter().collect::<Vec<_>>())];
         if groups.len() > 1 {
@@ -275,8 +315,7 @@ pub fn evaluate(
     }
 
     writeln!(out)?;
-    for mode in Mode::ALL {
-        let name = mode.as_str();
+    for name in names {
         let o = &by_mode[name];
         let ms: Vec<f64> = o.iter().map(|o| o.ms).collect();
         let (abstain, answered) = abstention(o);
@@ -303,6 +342,34 @@ pub fn evaluate(
             "abstention signal (best dense cosine): AUROC {auc:.3}; best threshold {t:.3} (balanced accuracy {bal:.3}); bundle uses {threshold:.3}"
         )?;
         report.insert("calibration".into(), serde_json::json!({"auroc": auc, "threshold": t, "balanced_accuracy": bal, "bundle_threshold": threshold}));
+    }
+    // What the bundle's threshold abstains on, so a site sees the cost of its setting.
+    let abstained: Vec<&Outcome> = hybrid.iter().filter(|o| o.no_good_match).collect();
+    let unanswerable = hybrid.iter().filter(|o| !o.answerable).count();
+    writeln!(
+        out,
+        "at the bundle's threshold {threshold:.3}: \"no good match\" on {} of {} unanswerable and {} of {} answerable questions",
+        abstained.iter().filter(|o| !o.answerable).count(),
+        unanswerable,
+        abstained.iter().filter(|o| o.answerable).count(),
+        hybrid.len() - unanswerable,
+    )?;
+    for o in &abstained {
+        let Some(q) = questions.iter().find(|q| q.id == o.id) else {
+            continue;
+        };
+        writeln!(
+            out,
+            "  {:<14} {:<12} cosine {:.3} {:?}",
+            o.id,
+            if o.answerable {
+                "answerable"
+            } else {
+                "unanswerable"
+            },
+            o.best_cosine.unwrap_or(f32::NAN),
+            q.query
+        )?;
     }
     let misses: Vec<&Outcome> = hybrid
         .iter()
@@ -357,6 +424,29 @@ pub fn evaluate(
             if h + 1 < k {
                 failures.push(format!(
                     "hybrid finds {h} {g} questions in the top 5, keyword {k}"
+                ));
+            }
+        }
+    }
+    if let Some(trail) = gate.max_trail {
+        let mrr = |arm: &str, g: Option<&str>| {
+            let set: Vec<&Outcome> = by_mode[arm]
+                .iter()
+                .filter(|o| g.is_none_or(|g| o.group == g))
+                .collect();
+            metrics(&set)
+        };
+        for g in std::iter::once(None).chain(groups.iter().map(|g| Some(g.as_str()))) {
+            let h = mrr("hybrid", g);
+            if h.n == 0 {
+                continue;
+            }
+            let best = mrr("vector", g).mrr10.max(mrr("keyword", g).mrr10);
+            if h.mrr10 + trail < best {
+                failures.push(format!(
+                    "hybrid MRR@10 {:.3} trails the better single retriever ({best:.3}) on {} questions",
+                    h.mrr10,
+                    g.unwrap_or("all")
                 ));
             }
         }
@@ -462,6 +552,7 @@ mod tests {
             section_hit5: None,
             no_good_match: false,
             best_cosine: Some(cos),
+            all_words: false,
             ms: 0.0,
         }
     }

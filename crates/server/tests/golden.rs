@@ -10,8 +10,35 @@ use lantern_server::eval::{load_golden, TYPES};
 #[test]
 fn golden_questions_point_at_real_pages_and_anchors() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let qs = load_golden(&root.join("golden/lantern-docs.jsonl")).unwrap();
-    assert!(qs.len() >= 50, "{} questions", qs.len());
+    check_set(
+        &root.join("golden/lantern-docs.jsonl"),
+        &root.join("site/docs"),
+        50,
+    );
+}
+
+#[test]
+fn the_fastapi_set_is_as_labelled() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let golden = root.join("golden/fastapi.jsonl");
+    let qs = load_golden(&golden).unwrap();
+    let count = |t: &str| qs.iter().filter(|q| q.kind.as_deref() == Some(t)).count();
+    assert!(qs.len() - count("unanswerable") >= 60);
+    assert!(count("paraphrase") >= 30);
+    assert!(count("unanswerable") >= 10);
+    // The docs live beside the project; without them only the labels are checked.
+    let docs = root.join("../shared/corpora/fastapi-docs/docs/en/docs");
+    if docs.is_dir() {
+        check_set(&golden, &docs, 70);
+    } else {
+        eprintln!("skipped page checks: {} not found", docs.display());
+    }
+}
+
+/// Valid types, unique ids, and every expected page and anchor exists under `docs`.
+fn check_set(golden: &Path, docs: &Path, min_questions: usize) {
+    let qs = load_golden(golden).unwrap();
+    assert!(qs.len() >= min_questions, "{} questions", qs.len());
     let ids: HashSet<&str> = qs.iter().map(|q| q.id.as_str()).collect();
     assert_eq!(ids.len(), qs.len(), "ids are unique");
     for t in TYPES {
@@ -35,11 +62,11 @@ fn golden_questions_point_at_real_pages_and_anchors() {
             q.id
         );
         for page in &q.expected {
-            let path = root.join("site/docs").join(page);
+            let path = docs.join(page);
             assert!(path.is_file(), "{}: {page} does not exist", q.id);
         }
         if let Some(anchor) = &q.anchor {
-            let src = std::fs::read_to_string(root.join("site/docs").join(&q.expected[0])).unwrap();
+            let src = std::fs::read_to_string(docs.join(&q.expected[0])).unwrap();
             let page = extract(&src, "", SlugStyle::Github);
             assert!(
                 page.sections.iter().any(|s| &s.anchor == anchor),

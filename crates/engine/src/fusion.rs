@@ -1,0 +1,264 @@
+//! How hybrid mode combines keyword and vector evidence, and how a page's sections combine
+//! into the page's rank.
+//!
+//! The default is a convex combination of normalized scores (Bruch, Gai and Ingber, "An
+//! Analysis of Fusion Functions for Hybrid Retrieval", 2023): unlike reciprocal rank fusion it
+//! sees how far apart two hits are, so a keyword #1 that matched one common word of the query
+//! no longer outranks the vector #1 that shares no word with it. Its weights were chosen by
+//! leave-one-corpus-out evaluation (`lantern tune`, see evaluation.md).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// How cosines are brought to `[0, 1]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorNorm {
+    /// The cosine itself (clamped at 0).
+    Raw,
+    /// Min-max over the query's vector candidates: the vector #1 scores 1.
+    MinMax,
+}
+
+/// How hybrid mode fuses the two rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Fusion {
+    /// `w * vector + (1 - w) * keyword`, both normalized to `[0, 1]`.
+    ///
+    /// The keyword side is `(bm25 / best) * strength^p`, where `strength` is the query's best
+    /// BM25 over the most a chunk could score for it (every term matched at saturation). With
+    /// `p = 0` the keyword #1 always scores 1; with `p > 0` a query whose words the docs barely
+    /// share (a paraphrase) leans on meaning, while an identifier found verbatim keeps its
+    /// weight.
+    Convex {
+        /// Weight of the vector side, 0 to 1.
+        vector_weight: f32,
+        /// How strongly the keyword side's weight follows its strength (`p` above).
+        keyword_power: f32,
+        /// Vector normalization.
+        vector: VectorNorm,
+    },
+    /// A convex combination whose keyword weight follows the query: `λ * keyword + (1 - λ) *
+    /// vector` with keyword scores divided by the query's best, and `λ = sigmoid(steepness *
+    /// (strength - midpoint))`, `strength` being as in [`Fusion::Convex`]. A question the docs
+    /// answer in other words (low strength) is ranked by meaning; an identifier or phrase
+    /// found verbatim (high strength) by its words.
+    Adaptive {
+        /// Keyword strength at which both sides weigh the same.
+        midpoint: f32,
+        /// How sharply the weight moves from one side to the other around the midpoint.
+        steepness: f32,
+        /// Vector normalization.
+        vector: VectorNorm,
+    },
+    /// Reciprocal rank fusion: `sum 1 / (k + rank)`; kept for comparison.
+    Rrf {
+        /// The rank offset (60 in the original paper).
+        k: f32,
+    },
+}
+
+impl Default for Fusion {
+    /// The fusion chosen by leave-one-corpus-out evaluation (evaluation.md).
+    fn default() -> Self {
+        Fusion::Convex {
+            vector_weight: 0.3,
+            keyword_power: 1.5,
+            vector: VectorNorm::MinMax,
+        }
+    }
+}
+
+impl Fusion {
+    /// Reciprocal rank fusion with the paper's constant.
+    pub const RRF: Fusion = Fusion::Rrf { k: 60.0 };
+}
+
+/// How a page's sections combine into the page's score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PageScore {
+    /// The page scores its best section plus this share of its second best: a page with two
+    /// good sections edges out a page with one.
+    pub second_weight: f32,
+}
+
+impl Default for PageScore {
+    fn default() -> Self {
+        PageScore { second_weight: 0.0 }
+    }
+}
+
+/// The evidence fusion works from, for one query.
+pub(crate) struct Evidence<'a> {
+    /// Keyword hits, best first, with BM25 scores.
+    pub keyword: &'a [(u32, f32)],
+    /// The highest BM25 score a chunk could reach for this query (see [`Fusion::Convex`]).
+    pub keyword_bound: f32,
+    /// Vector hits, best first, with cosines.
+    pub vector: &'a [(u32, f32)],
+    /// Cosines of keyword hits outside the vector list, where the index can give them.
+    pub extra_cosine: &'a HashMap<u32, f32>,
+}
+
+impl Evidence<'_> {
+    /// The query's best BM25 over the most a chunk could score for it, in `[0, 1]`.
+    fn strength(&self) -> f32 {
+        let best = self.keyword.first().map_or(0.0, |&(_, s)| s);
+        if self.keyword_bound > 0.0 {
+            (best / self.keyword_bound).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Adds `kw_weight * bm25 / best + vec_weight * normalized cosine` for every candidate.
+    fn combine(
+        &self,
+        kw_weight: f32,
+        vec_weight: f32,
+        norm: VectorNorm,
+        scores: &mut HashMap<u32, f32>,
+    ) {
+        let best = self.keyword.first().map_or(0.0, |&(_, s)| s);
+        let kw_div = if best > 0.0 { best } else { 1.0 };
+        let hi = self.vector.first().map_or(1.0, |&(_, s)| s);
+        // A candidate beyond the vector list is taken to be as far as its last entry.
+        let lo = self.vector.last().map_or(0.0, |&(_, s)| s);
+        let vnorm = |cos: f32| match norm {
+            VectorNorm::Raw => cos.max(0.0),
+            VectorNorm::MinMax if hi > lo => ((cos - lo) / (hi - lo)).clamp(0.0, 1.0),
+            VectorNorm::MinMax => 1.0,
+        };
+        let cosines: HashMap<u32, f32> = self.vector.iter().copied().collect();
+        for &(c, s) in self.keyword {
+            let cos = cosines
+                .get(&c)
+                .or_else(|| self.extra_cosine.get(&c))
+                .copied()
+                .unwrap_or(lo);
+            let kw = (s / kw_div).clamp(0.0, 1.0);
+            scores.insert(c, kw_weight * kw + vec_weight * vnorm(cos));
+        }
+        for &(c, cos) in self.vector {
+            scores.entry(c).or_insert(vec_weight * vnorm(cos));
+        }
+    }
+}
+
+impl Fusion {
+    /// Fused scores of every candidate, best first (ties by chunk id).
+    pub(crate) fn fuse(&self, e: &Evidence) -> Vec<(u32, f32)> {
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        match *self {
+            Fusion::Rrf { k } => {
+                for list in [e.keyword, e.vector] {
+                    for (i, &(c, _)) in list.iter().enumerate() {
+                        *scores.entry(c).or_default() += 1.0 / (k + i as f32 + 1.0);
+                    }
+                }
+            }
+            Fusion::Convex {
+                vector_weight,
+                keyword_power,
+                vector,
+            } => {
+                let strength = e.strength();
+                let w = vector_weight.clamp(0.0, 1.0);
+                let kw_scale = (1.0 - w) * strength.powf(keyword_power.max(0.0));
+                e.combine(kw_scale, w, vector, &mut scores);
+            }
+            Fusion::Adaptive {
+                midpoint,
+                steepness,
+                vector,
+            } => {
+                let lambda = 1.0 / (1.0 + (-steepness * (e.strength() - midpoint)).exp());
+                e.combine(lambda, 1.0 - lambda, vector, &mut scores);
+            }
+        }
+        let mut v: Vec<(u32, f32)> = scores.into_iter().collect();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+}
+
+impl PageScore {
+    /// Page scores from chunk scores (best first), keyed by page.
+    pub(crate) fn pages(
+        &self,
+        fused: &[(u32, f32)],
+        page_of: impl Fn(u32) -> u32,
+    ) -> HashMap<u32, f32> {
+        let mut best: HashMap<u32, (f32, Option<f32>)> = HashMap::new();
+        for &(c, s) in fused {
+            best.entry(page_of(c))
+                .and_modify(|e| {
+                    if e.1.is_none() {
+                        e.1 = Some(s)
+                    }
+                })
+                .or_insert((s, None));
+        }
+        best.into_iter()
+            .map(|(p, (a, b))| (p, a + self.second_weight * b.unwrap_or(0.0)))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fuse(f: Fusion, keyword: &[(u32, f32)], bound: f32, vector: &[(u32, f32)]) -> Vec<u32> {
+        let extra = HashMap::new();
+        f.fuse(&Evidence {
+            keyword,
+            keyword_bound: bound,
+            vector,
+            extra_cosine: &extra,
+        })
+        .into_iter()
+        .map(|(c, _)| c)
+        .collect()
+    }
+
+    #[test]
+    fn a_weak_keyword_match_does_not_beat_a_clear_vector_winner() {
+        // Chunk 1 matched one common word (a fifth of what the query could score); chunk 2 is
+        // far ahead on meaning. RRF puts the keyword #1 first, the convex fusion does not.
+        let keyword = [(1, 2.0), (3, 1.9)];
+        let vector = [(2, 0.70), (4, 0.52), (3, 0.50), (1, 0.40)];
+        assert_eq!(fuse(Fusion::RRF, &keyword, 10.0, &vector)[0], 1);
+        assert_eq!(fuse(Fusion::default(), &keyword, 10.0, &vector)[0], 2);
+    }
+
+    #[test]
+    fn agreement_beats_either_side_alone() {
+        let keyword = [(1, 9.0), (2, 8.0)];
+        let vector = [(3, 0.70), (2, 0.69), (1, 0.30)];
+        assert_eq!(fuse(Fusion::default(), &keyword, 10.0, &vector)[0], 2);
+    }
+
+    #[test]
+    fn one_sided_evidence_keeps_its_order() {
+        let vector = [(5, 0.9), (6, 0.8), (7, 0.7)];
+        assert_eq!(fuse(Fusion::default(), &[], 0.0, &vector), vec![5, 6, 7]);
+        let keyword = [(8, 3.0), (9, 2.0)];
+        assert_eq!(fuse(Fusion::default(), &keyword, 4.0, &[]), vec![8, 9]);
+    }
+
+    #[test]
+    fn a_page_with_two_good_sections_can_outrank_one_with_one() {
+        let fused = [(10, 1.0), (20, 0.9), (21, 0.8)];
+        let page = |c: u32| c / 10;
+        let flat = PageScore { second_weight: 0.0 }.pages(&fused, page);
+        assert!(flat[&1] > flat[&2]);
+        let pooled = PageScore {
+            second_weight: 0.25,
+        }
+        .pages(&fused, page);
+        assert!(pooled[&2] > pooled[&1]);
+    }
+}

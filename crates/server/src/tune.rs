@@ -1,0 +1,461 @@
+//! `lantern tune`: chooses the hybrid fusion by leave-one-corpus-out evaluation.
+//!
+//! Every fusion on a grid is scored on every labelled set; for each set in turn, the fusion
+//! with the best mean MRR@10 on the *other* sets is reported on the held-out one. The figures
+//! therefore say what a site the weights were never fitted to would get.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use lantern_engine::{Fusion, Mode, PageScore, VectorNorm};
+
+use crate::eval::{auroc, embed_all, load_golden, metrics, outcome, Metrics, Outcome, Question};
+use crate::searcher::Searcher;
+
+/// One labelled set: a name, its bundle and its questions.
+#[derive(Debug, Clone)]
+pub struct TuneSet {
+    /// Short name used in the report.
+    pub name: String,
+    /// The bundle built from the set's corpus.
+    pub bundle: PathBuf,
+    /// The set's golden questions.
+    pub golden: PathBuf,
+}
+
+impl std::str::FromStr for TuneSet {
+    type Err = anyhow::Error;
+    /// `NAME=BUNDLE:GOLDEN`.
+    fn from_str(s: &str) -> Result<Self> {
+        let (name, rest) = s.split_once('=').context("a set is NAME=BUNDLE:GOLDEN")?;
+        let (bundle, golden) = rest
+            .split_once(':')
+            .context("a set is NAME=BUNDLE:GOLDEN")?;
+        if name.is_empty() || bundle.is_empty() || golden.is_empty() {
+            bail!("a set is NAME=BUNDLE:GOLDEN, got {s:?}");
+        }
+        Ok(TuneSet {
+            name: name.into(),
+            bundle: bundle.into(),
+            golden: golden.into(),
+        })
+    }
+}
+
+/// The fusions tried, each with three ways of pooling a page's sections: convex combinations
+/// (vector weights 0.1 to 0.9, six keyword powers, both cosine normalizations), adaptive ones
+/// (seven midpoints, three steepnesses, both normalizations) and RRF at three constants.
+pub fn grid() -> Vec<(Fusion, PageScore)> {
+    let mut out = Vec::new();
+    for second_weight in [0.0, 0.25, 0.5] {
+        let page = PageScore { second_weight };
+        for keyword_power in [0.0, 0.5, 1.0, 1.5, 2.0, 3.0] {
+            for vector in [VectorNorm::Raw, VectorNorm::MinMax] {
+                for w in 1..=9 {
+                    let fusion = Fusion::Convex {
+                        vector_weight: w as f32 / 10.0,
+                        keyword_power,
+                        vector,
+                    };
+                    out.push((fusion, page));
+                }
+            }
+        }
+        for midpoint in [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5] {
+            for steepness in [5.0, 10.0, 20.0] {
+                for vector in [VectorNorm::Raw, VectorNorm::MinMax] {
+                    let fusion = Fusion::Adaptive {
+                        midpoint,
+                        steepness,
+                        vector,
+                    };
+                    out.push((fusion, page));
+                }
+            }
+        }
+        for k in [10.0, 30.0, 60.0] {
+            out.push((Fusion::Rrf { k }, page));
+        }
+    }
+    out
+}
+
+/// A fusion as one line of the report.
+pub fn describe((fusion, page): (Fusion, PageScore)) -> String {
+    let f = match fusion {
+        Fusion::Convex {
+            vector_weight,
+            keyword_power,
+            vector,
+        } => format!("convex w={vector_weight:.1} p={keyword_power:.1} cos={vector:?}"),
+        Fusion::Adaptive {
+            midpoint,
+            steepness,
+            vector,
+        } => format!("adaptive mid={midpoint:.2} steep={steepness:.0} cos={vector:?}"),
+        Fusion::Rrf { k } => format!("rrf k={k:.0}"),
+    };
+    format!("{f} page+{:.2}", page.second_weight)
+}
+
+/// Pages ranked by their best section alone, as before page pooling.
+const BEST_SECTION: PageScore = PageScore { second_weight: 0.0 };
+
+struct Loaded {
+    name: String,
+    searcher: Searcher,
+    questions: Vec<Question>,
+    vectors: Vec<(Vec<f32>, f64)>,
+}
+
+impl Loaded {
+    fn outcomes(&self, mode: Mode, fusion: (Fusion, PageScore)) -> Vec<Outcome> {
+        self.questions
+            .iter()
+            .zip(&self.vectors)
+            .map(|(q, (v, _))| outcome(self.searcher.engine(), q, v, mode, fusion))
+            .collect()
+    }
+}
+
+fn all(o: &[Outcome]) -> Metrics {
+    metrics(&o.iter().collect::<Vec<_>>())
+}
+
+fn of_group(o: &[Outcome], g: &str) -> Metrics {
+    metrics(&o.iter().filter(|o| o.group == g).collect::<Vec<_>>())
+}
+
+/// Metrics on all answerable questions (`"all"`) and on each question type.
+type Summary = BTreeMap<String, Metrics>;
+
+fn summary(o: &[Outcome]) -> Summary {
+    let mut groups: Vec<&str> = o.iter().map(|o| o.group.as_str()).collect();
+    groups.sort();
+    groups.dedup();
+    let mut s: Summary = groups
+        .into_iter()
+        .map(|g| (g.to_string(), of_group(o, g)))
+        .filter(|(_, m)| m.n > 0)
+        .collect();
+    s.insert("all".into(), all(o));
+    s
+}
+
+/// The CI gate's slack: on any question type hybrid may trail the better part by this much.
+pub const TRAIL: f64 = 0.01;
+
+/// How far a hybrid summary clears the bars against keyword and vector summaries (negative:
+/// missed): the smaller of its MRR@10 lead over the better part and its paraphrase hit@1 lead
+/// over vector.
+fn bar_margin(hybrid: &Summary, keyword: &Summary, vector: &Summary) -> f64 {
+    let mrr = |s: &Summary| s.get("all").map_or(0.0, |m| m.mrr10);
+    let lead = mrr(hybrid) - mrr(keyword).max(mrr(vector));
+    match (hybrid.get("paraphrase"), vector.get("paraphrase")) {
+        (Some(h), Some(v)) => lead.min(h.hit1 - v.hit1),
+        _ => lead,
+    }
+}
+
+/// Does hybrid stay within [`TRAIL`] of the better part on every question type (the CI gate)?
+fn within_trail(hybrid: &Summary, keyword: &Summary, vector: &Summary) -> bool {
+    let mrr = |s: &Summary, g: &str| s.get(g).map_or(0.0, |m| m.mrr10);
+    hybrid
+        .keys()
+        .all(|g| mrr(hybrid, g) + TRAIL >= mrr(keyword, g).max(mrr(vector, g)))
+}
+
+/// Runs the leave-one-corpus-out study and writes the report.
+pub fn tune(
+    sets: &[TuneSet],
+    model_dir: &Path,
+    show_grid: bool,
+    json: Option<&Path>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if sets.len() < 2 {
+        bail!("leave-one-out needs at least two sets");
+    }
+    let mut loaded = Vec::new();
+    for s in sets {
+        let searcher = Searcher::open(&s.bundle, Some(model_dir))?;
+        let questions = load_golden(&s.golden)?;
+        let vectors = embed_all(&searcher, &questions)?;
+        loaded.push(Loaded {
+            name: s.name.clone(),
+            searcher,
+            questions,
+            vectors,
+        });
+    }
+    let grid = grid();
+    // scores[g][s]: hybrid summary of grid point g on set s.
+    let scores: Vec<Vec<Summary>> = grid
+        .iter()
+        .map(|&f| {
+            loaded
+                .iter()
+                .map(|l| summary(&l.outcomes(Mode::Hybrid, f)))
+                .collect()
+        })
+        .collect();
+    let mrr: Vec<Vec<f64>> = scores
+        .iter()
+        .map(|row| row.iter().map(|m| m["all"].mrr10).collect())
+        .collect();
+
+    let default = (Fusion::default(), PageScore::default());
+    // Keyword and vector alone on each set, under the same page pooling as the fusion they are
+    // compared with (pooling is a ranking rule of every mode, not a property of fusion).
+    let pools: Vec<PageScore> = {
+        let mut v: Vec<PageScore> = grid.iter().map(|g| g.1).collect();
+        v.dedup();
+        v
+    };
+    // baselines[pool][set] = (keyword, vector)
+    let baselines: Vec<Vec<(Summary, Summary)>> = pools
+        .iter()
+        .map(|&page| {
+            loaded
+                .iter()
+                .map(|l| {
+                    (
+                        summary(&l.outcomes(Mode::Keyword, (Fusion::RRF, page))),
+                        summary(&l.outcomes(Mode::Vector, (Fusion::RRF, page))),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let pool_of = |g: usize| pools.iter().position(|p| *p == grid[g].1).unwrap_or(0);
+    if let Some(path) = json {
+        let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+        let doc = serde_json::json!({
+            "sets": names,
+            "grid": grid.iter().zip(&scores).map(|(f, s)| serde_json::json!({
+                "fusion": describe(*f), "pool": f.1.second_weight, "sets": s,
+            })).collect::<Vec<_>>(),
+            "baselines": pools.iter().zip(&baselines).map(|(p, b)| serde_json::json!({
+                "pool": p.second_weight,
+                "sets": b.iter().map(|(k, v)| serde_json::json!({"keyword": k, "vector": v})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    let meets = |g: usize, s: usize| {
+        let (kw, vec) = &baselines[pool_of(g)][s];
+        bar_margin(&scores[g][s], kw, vec) >= 0.0 && within_trail(&scores[g][s], kw, vec)
+    };
+    if show_grid {
+        let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+        writeln!(
+            out,
+            "grid: MRR@10 / paraphrase hit@1 per set ({}); * meets the bars and the gate on every set",
+            names.join(", ")
+        )?;
+        for (g, f) in grid.iter().enumerate() {
+            let cells: Vec<String> = scores[g]
+                .iter()
+                .map(|m| match m.get("paraphrase") {
+                    None => format!("{:.3} / -    ", m["all"].mrr10),
+                    Some(p) => format!("{:.3} / {:.3}", m["all"].mrr10, p.hit1),
+                })
+                .collect();
+            let star = if (0..loaded.len()).all(|s| meets(g, s)) {
+                "*"
+            } else {
+                " "
+            };
+            writeln!(out, "{star} {:<44} {}", describe(*f), cells.join(" "))?;
+        }
+    }
+    for (pool, row) in pools.iter().zip(&baselines) {
+        for (l, (kw, vec)) in loaded.iter().zip(row) {
+            let para = vec
+                .get("paraphrase")
+                .map_or("-".into(), |m| format!("{:.3}", m.hit1));
+            writeln!(
+                out,
+                "page+{:.2} {}: keyword MRR@10 {:.3}, vector MRR@10 {:.3}, vector paraphrase hit@1 {para}",
+                pool.second_weight,
+                l.name,
+                kw["all"].mrr10,
+                vec["all"].mrr10,
+            )?;
+        }
+    }
+    writeln!(out, "engine default: {}", describe(default))?;
+    let mean = |g: usize, skip: Option<usize>| {
+        let v: Vec<f64> = (0..loaded.len())
+            .filter(|&s| Some(s) != skip)
+            .map(|s| mrr[g][s])
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let margin = |g: usize, s: usize| {
+        let (kw, vec) = &baselines[pool_of(g)][s];
+        bar_margin(&scores[g][s], kw, vec)
+    };
+    // The rule: the fusion whose worst margin over the tuning sets is largest (the bars are
+    // per site, so the worst site is what counts), ties broken by mean MRR@10.
+    let best_on = |slice: &[usize], skip: Option<usize>| {
+        let worst = |g: usize| {
+            (0..loaded.len())
+                .filter(|&s| Some(s) != skip)
+                .map(|s| margin(g, s))
+                .fold(f64::INFINITY, f64::min)
+        };
+        slice
+            .iter()
+            .copied()
+            .max_by(|&a, &b| {
+                worst(a)
+                    .total_cmp(&worst(b))
+                    .then(mean(a, skip).total_cmp(&mean(b, skip)))
+            })
+            .unwrap_or(0)
+    };
+    let whole: Vec<usize> = (0..grid.len()).collect();
+    let family: Vec<usize> = (0..grid.len())
+        .filter(|&g| {
+            std::mem::discriminant(&grid[g].0) == std::mem::discriminant(&default.0)
+                && grid[g].1 == default.1
+        })
+        .collect();
+    let overall = best_on(&whole, None);
+    writeln!(
+        out,
+        "best on all sets together: {} (worst margin {:.3}, mean MRR@10 {:.3})",
+        describe(grid[overall]),
+        (0..loaded.len())
+            .map(|s| margin(overall, s))
+            .fold(f64::INFINITY, f64::min),
+        mean(overall, None)
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "leave one corpus out: tuned on the other sets, reported on the held-out one (page level);"
+    )?;
+    writeln!(
+        out,
+        "bars: MRR@10 >= the better single retriever's, paraphrase hit@1 >= vector's"
+    )?;
+    writeln!(
+        out,
+        "{:<10} {:<14} {:<14} {:>4} {:>6} {:>6} {:>7}",
+        "held out", "arm", "questions", "n", "hit@1", "hit@5", "MRR@10"
+    )?;
+    for (s, l) in loaded.iter().enumerate() {
+        let picks = [
+            ("tuned-grid", best_on(&whole, Some(s))),
+            ("tuned-family", best_on(&family, Some(s))),
+        ];
+        for (name, pick) in picks {
+            writeln!(
+                out,
+                "{:<10} {name}: {} (held-out margin {:+.3}: bars {})",
+                l.name,
+                describe(grid[pick]),
+                margin(pick, s),
+                if margin(pick, s) >= 0.0 {
+                    "met"
+                } else {
+                    "missed"
+                }
+            )?;
+        }
+        let mut groups: Vec<String> = l.questions.iter().map(|q| q.group()).collect();
+        groups.sort();
+        groups.dedup();
+        let arms: [(&str, Mode, (Fusion, PageScore)); 6] = [
+            ("keyword", Mode::Keyword, (Fusion::RRF, BEST_SECTION)),
+            ("vector", Mode::Vector, (Fusion::RRF, BEST_SECTION)),
+            ("rrf", Mode::Hybrid, (Fusion::RRF, BEST_SECTION)),
+            ("tuned-grid", Mode::Hybrid, grid[picks[0].1]),
+            ("tuned-family", Mode::Hybrid, grid[picks[1].1]),
+            ("default", Mode::Hybrid, default),
+        ];
+        for (name, mode, f) in arms {
+            let o = l.outcomes(mode, f);
+            let mut rows = vec![("all".to_string(), all(&o))];
+            for g in &groups {
+                if g != "unanswerable" {
+                    rows.push((g.clone(), of_group(&o, g)));
+                }
+            }
+            for (label, m) in rows {
+                writeln!(
+                    out,
+                    "{:<10} {:<14} {:<14} {:>4} {:>6.3} {:>6.3} {:>7.3}",
+                    l.name, name, label, m.n, m.hit1, m.hit5, m.mrr10
+                )?;
+            }
+        }
+    }
+    calibrate_abstention(&loaded, model_dir, out)
+}
+
+/// Share of unanswerable questions that must get "no good match" on every set.
+pub const ABSTAIN_TARGET: f64 = 0.8;
+
+/// Reports how the best-cosine threshold would abstain on each set and chooses the model's
+/// default: the lowest threshold at which every set with unanswerable questions abstains on at
+/// least [`ABSTAIN_TARGET`] of them (lowest, so that answerable questions abstain least).
+fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write) -> Result<()> {
+    let default = (Fusion::default(), PageScore::default());
+    let outcomes: Vec<Vec<Outcome>> = loaded
+        .iter()
+        .map(|l| l.outcomes(Mode::Hybrid, default))
+        .collect();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "abstention: \"no good match\" when the best cosine is under t and no section holds every query word"
+    )?;
+    for (l, o) in loaded.iter().zip(&outcomes) {
+        if let Some(auc) = auroc(o) {
+            writeln!(out, "{}: AUROC of the best cosine {auc:.3}", l.name)?;
+        }
+    }
+    let rate = |o: &[Outcome], t: f32, answerable: bool| {
+        let set: Vec<&Outcome> = o.iter().filter(|o| o.answerable == answerable).collect();
+        let abstains = |o: &&&Outcome| !o.all_words && o.best_cosine.is_some_and(|c| c < t);
+        (!set.is_empty()).then(|| set.iter().filter(abstains).count() as f64 / set.len() as f64)
+    };
+    let mut header = format!("{:>5}", "t");
+    for l in loaded {
+        header += &format!("  {:>24}", format!("{}: unans / answerable", l.name));
+    }
+    writeln!(out, "{header}")?;
+    let mut chosen = None;
+    for step in 30..=50 {
+        let t = step as f32 / 100.0;
+        let mut line = format!("{t:>5.2}");
+        let mut all_meet = true;
+        for o in &outcomes {
+            let un = rate(o, t, false);
+            let an = rate(o, t, true).unwrap_or(0.0);
+            all_meet &= un.is_none_or(|u| u >= ABSTAIN_TARGET);
+            let un = un.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
+            line += &format!("  {:>24}", format!("{un} / {:.1}%", an * 100.0));
+        }
+        if all_meet && chosen.is_none() {
+            chosen = Some(t);
+            line += "  <- lowest meeting the target on every set";
+        }
+        writeln!(out, "{line}")?;
+    }
+    let manifest = lantern_embedder::Model::open(model_dir)?.manifest;
+    writeln!(
+        out,
+        "chosen threshold: {}; the model's manifest has {:.2}",
+        chosen.map_or("none meets the target".into(), |t| format!("{t:.2}")),
+        manifest.abstain_cosine
+    )?;
+    Ok(())
+}
