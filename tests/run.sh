@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: fetches the model if needed, checks formatting and lints, runs
-# every Rust test with the real model, the retrieval-quality gate on the project's golden set,
-# then the browser tests in headless Chromium against the wasm runtime.
+# every Rust test with the real model, the retrieval-quality gate on every labelled set present,
+# the browser tests in headless Chromium against the wasm runtime, then the MCP server with a
+# real MCP client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash models/fetch.sh
@@ -38,3 +39,10 @@ fi
 # Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
 bash site/build.sh out/web
 (cd tests/browser && npm ci --no-audit --no-fund --silent && node --test)
+
+# MCP: `lantern mcp` driven by the official Python SDK (pinned in tests/mcp/requirements.txt)
+# over stdio and streamable HTTP; the Rust book checks run when its bundle was built above.
+python3 -m venv tests/mcp/.venv
+tests/mcp/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+if [ -f out/rust-book.lantern ]; then export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"; fi
+tests/mcp/.venv/bin/python -W ignore::ResourceWarning -m unittest discover -s tests/mcp -v

@@ -124,6 +124,27 @@ pub enum Command {
         #[arg(long)]
         bundle: Option<PathBuf>,
     },
+    /// Serve the bundle to coding agents and chat clients over the Model Context Protocol:
+    /// stdio by default, streamable HTTP with --http.
+    Mcp {
+        /// The bundle: a path, or the http(s) URL of a deployed site's bundle (fetched once,
+        /// checked, and cached).
+        bundle: String,
+        /// Serve streamable HTTP on this address (at /mcp) instead of stdio.
+        #[arg(long)]
+        http: Option<SocketAddr>,
+        /// A running `lantern proxy`: enables the `ask` tool.
+        #[arg(long)]
+        proxy: Option<String>,
+        /// Where fetched bundles are cached [default: ~/.cache/lantern/bundles].
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// Fetch a remote bundle again even if it is cached.
+        #[arg(long)]
+        refresh: bool,
+        #[command(flatten)]
+        model: ModelArg,
+    },
     /// Serve a folder over HTTP on this machine (the demo site, browser tests).
     Serve {
         dir: PathBuf,

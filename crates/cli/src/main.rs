@@ -12,7 +12,7 @@ use clap::Parser;
 use args::{Cli, Command};
 use lantern_embedder::Model;
 use lantern_indexer::site::{site, SiteOptions};
-use lantern_server::{ask, eval, proxy, report, serve, tune, Searcher};
+use lantern_server::{ask, eval, mcp, proxy, report, serve, tune, Searcher};
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
@@ -25,8 +25,38 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
     match cli.command {
+        Command::Mcp {
+            bundle,
+            http,
+            proxy,
+            cache_dir,
+            refresh,
+            model,
+        } => {
+            let opts = mcp::McpOptions {
+                bundle,
+                model_dir: model.dir(),
+                proxy,
+                http,
+                cache_dir,
+                refresh,
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(mcp::serve(opts))
+        }
+        command => run_writing(command),
+    }
+}
+
+/// The commands that print to stdout. (Over stdio, MCP's stdout carries the protocol alone,
+/// so it is never locked for it.)
+fn run_writing(command: Command) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match command {
+        Command::Mcp { .. } => anyhow::bail!("lantern mcp does not write reports"),
         Command::Build(args) => {
             let model = Model::open(&args.model.dir())?;
             let opts = args.options()?;

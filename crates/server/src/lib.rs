@@ -2,10 +2,12 @@
 //! [`Searcher`]; [`ask`] drives the engine's answer protocol with an HTTP client; [`eval`]
 //! measures retrieval and gates CI; [`tune`] chooses the fusion by leave-one-corpus-out
 //! evaluation; [`report`] formats what the CLI prints; [`serve`] is the
-//! static server for the demo and [`proxy`] the optional answer service.
+//! static server for the demo, [`proxy`] the optional answer service and [`mcp`] the bundle as
+//! Model Context Protocol tools.
 
 pub mod ask;
 pub mod eval;
+pub mod mcp;
 pub mod proxy;
 pub mod report;
 mod searcher;

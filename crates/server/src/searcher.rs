@@ -21,8 +21,13 @@ impl Searcher {
     /// or keyword-only when `model_dir` is `None`.
     pub fn open(path: &Path, model_dir: Option<&Path>) -> Result<Searcher> {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let bundle =
-            Bundle::from_bytes(&bytes).with_context(|| format!("loading {}", path.display()))?;
+        Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)
+    }
+
+    /// Opens a bundle already in memory (fetched from a site, say); `source` names it in
+    /// messages and reports.
+    pub fn from_bytes(bytes: &[u8], source: &str, model_dir: Option<&Path>) -> Result<Searcher> {
+        let bundle = Bundle::from_bytes(bytes).with_context(|| format!("loading {source}"))?;
         let embedder = match model_dir {
             None => None,
             Some(dir) => {
@@ -34,7 +39,7 @@ impl Searcher {
         Ok(Searcher {
             engine: Engine::new(bundle),
             embedder,
-            path: path.to_path_buf(),
+            path: PathBuf::from(source),
             bytes: bytes.len(),
         })
     }

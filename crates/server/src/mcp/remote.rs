@@ -1,0 +1,158 @@
+//! Where `lantern mcp` gets its bundle: a local file, or a deployed site's bundle fetched once
+//! over HTTP(S), checked, and kept in a cache on disk.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Context, Result};
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+
+use lantern_engine::Bundle;
+
+/// A remote bundle larger than this is refused before it is held in memory.
+pub const MAX_REMOTE_BYTES: u64 = 256 * 1024 * 1024;
+/// How long fetching a remote bundle may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A bundle's bytes and where they came from.
+pub struct Loaded {
+    /// The bundle file.
+    pub bytes: Vec<u8>,
+    /// The path or URL given.
+    pub source: String,
+    /// When the file was written (local) or last fetched (remote).
+    pub modified: Option<SystemTime>,
+}
+
+/// Is `source` an HTTP(S) URL rather than a path?
+pub fn is_url(source: &str) -> bool {
+    let lower = source.to_ascii_lowercase();
+    lower.starts_with("https://") || lower.starts_with("http://")
+}
+
+/// The default cache folder: `$XDG_CACHE_HOME/lantern/bundles`, else `~/.cache/lantern/bundles`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("lantern").join("bundles"))
+}
+
+/// Reads a local bundle, or returns the cached copy of a remote one (fetching it when there is
+/// none, when `refresh` is set, or when the cached copy is damaged).
+pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Result<Loaded> {
+    if !is_url(source) {
+        let path = Path::new(source);
+        let bytes = std::fs::read(path).with_context(|| format!("reading {source}"))?;
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        return Ok(Loaded {
+            bytes,
+            source: source.to_string(),
+            modified,
+        });
+    }
+    let url = reqwest::Url::parse(source).with_context(|| format!("{source:?} is not a URL"))?;
+    let cached = cache_dir.map(|d| d.join(cache_name(url.as_str())));
+    if let (Some(path), false) = (&cached, refresh) {
+        if let Ok(bytes) = std::fs::read(path) {
+            // A damaged copy is fetched again rather than trusted.
+            if Bundle::from_bytes(&bytes).is_ok() {
+                let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+                return Ok(Loaded {
+                    bytes,
+                    source: source.to_string(),
+                    modified,
+                });
+            }
+        }
+    }
+    let bytes = fetch(&url).await?;
+    Bundle::from_bytes(&bytes)
+        .with_context(|| format!("the bundle at {source} is not a usable Lantern bundle"))?;
+    if let Some(path) = &cached {
+        // The cache only saves a later fetch: failing to write it is not an error.
+        if let Err(e) = write_cache(path, &bytes) {
+            eprintln!(
+                "warning: could not cache the bundle at {}: {e:#}",
+                path.display()
+            );
+        }
+    }
+    Ok(Loaded {
+        bytes,
+        source: source.to_string(),
+        modified: Some(SystemTime::now()),
+    })
+}
+
+/// The cache file for a URL: named by its hash, so any URL is a safe file name.
+fn cache_name(url: &str) -> String {
+    let digest = Sha256::digest(url.as_bytes());
+    let hex: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.lantern")
+}
+
+async fn fetch(url: &reqwest::Url) -> Result<Vec<u8>> {
+    let client = reqwest::Client::builder()
+        .timeout(FETCH_TIMEOUT)
+        .build()
+        .context("starting the HTTP client")?;
+    let res = client
+        .get(url.clone())
+        .send()
+        .await
+        .with_context(|| format!("fetching {url}"))?;
+    let status = res.status();
+    if !status.is_success() {
+        bail!("fetching {url}: the server answered {status}");
+    }
+    if res.content_length().is_some_and(|n| n > MAX_REMOTE_BYTES) {
+        bail!("the bundle at {url} is larger than {MAX_REMOTE_BYTES} bytes");
+    }
+    let mut bytes = Vec::new();
+    let mut body = res.bytes_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.with_context(|| format!("reading {url}"))?;
+        if bytes.len() as u64 + chunk.len() as u64 > MAX_REMOTE_BYTES {
+            bail!("the bundle at {url} is larger than {MAX_REMOTE_BYTES} bytes");
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// Writes the cache file whole or not at all.
+fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("cache path without a folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = path.with_extension("part");
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_paths_are_told_apart() {
+        assert!(is_url("https://docs.example.com/search.lantern"));
+        assert!(is_url("HTTP://localhost:8080/x.lantern"));
+        assert!(!is_url("out/site.lantern"));
+        assert!(!is_url("/abs/https.lantern"));
+    }
+
+    #[test]
+    fn cache_names_are_plain_and_distinct() {
+        let a = cache_name("https://a.example/search.lantern");
+        let b = cache_name("https://b.example/search.lantern");
+        assert_ne!(a, b);
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == '.' || c.is_ascii_lowercase()));
+        assert!(a.ends_with(".lantern"));
+    }
+}
