@@ -29,6 +29,8 @@ export function webRoot() {
   writeFileSync(join(dir, 'model-other', 'manifest.json'), JSON.stringify({
     ...manifest, sha256: 'f'.repeat(64), files: { model: 'absent.onnx', tokenizer: 'absent.json' },
   }));
+  // The purpose-made corpus for keyword analysis (identifiers, prefixes, accents, C++).
+  cli('build', 'tests/corpus/analysis', '--out', join(dir, 'analysis.lantern'), '--quiet');
   const bundle = readFileSync(join(root, 'out/site.lantern'));
   writeFileSync(join(dir, 'site.lantern'), bundle);
   writeFileSync(join(dir, 'truncated.lantern'), bundle.subarray(0, bundle.length >> 1));

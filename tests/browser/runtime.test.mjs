@@ -2,12 +2,14 @@
 // the same answers as the native engine, and clear errors for bad bundles.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { webRoot, serve, browser, cli } from './harness.mjs';
 
-let server, chrome, page;
+let server, chrome, page, webDir;
 
 before(async () => {
-  server = await serve(webRoot());
+  webDir = webRoot();
+  server = await serve(webDir);
   chrome = await browser();
   page = await chrome.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
@@ -77,6 +79,28 @@ test('the embedder loads in a worker with byte progress, then search is hybrid',
   assert.equal(r.res.hits[i].vector.rank, 1);
   assert.equal(r.res.hits[i].keyword, null);
   console.log(`embedder ready in ${r.ms.toFixed(0)} ms`);
+});
+
+test('keyword analysis finds what readers type, as natively', async () => {
+  const cases = {
+    configurat: '/configuration.html#configuration-files',
+    getElementById: '/dom.html#looking-up-nodes',
+    'element by id': '/dom.html#looking-up-nodes',
+    naive: '/classifiers.html#naïve-bayes',
+    'naïve': '/classifiers.html#naïve-bayes',
+    'C++': '/languages.html#c',
+    'C#': '/languages.html#c-1',
+  };
+  const web = await page.evaluate(async (qs) => {
+    const idx = await window.Lantern.load('/analysis.lantern');
+    return Object.fromEntries(qs.map((q) => [q, idx.searchKeyword(q, { k: 5 })]));
+  }, Object.keys(cases));
+  for (const [q, want] of Object.entries(cases)) {
+    assert.equal(web[q].hits[0]?.url, want, q);
+    assert.ok(web[q].hits[0].highlights.length > 0, `${q}: highlighted`);
+    const native = JSON.parse(cli('query', join(webDir, 'analysis.lantern'), q, '--mode', 'keyword', '--json', '-k', '5'));
+    assert.deepEqual(web[q].hits.map((h) => h.chunk), native.hits.map((h) => h.chunk), q);
+  }
 });
 
 test('browser vectors equal native vectors', async () => {

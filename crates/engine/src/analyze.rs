@@ -1,11 +1,22 @@
-//! Text analysis for keyword search: Unicode word segmentation, lowercasing, English stemming and
-//! stop words. The builder and the runtime share it, so a query's terms match the index's terms.
+//! Text analysis for keyword search, shared by the builder and every runtime so a query's terms
+//! match the index's terms:
+//!
+//! - Unicode word segmentation; `C++` and `C#` stay whole;
+//! - identifiers yield themselves and their parts (`max_tokens`, `getElementById`,
+//!   `HTTPServer`), so both the identifier and its words find the section;
+//! - lowercasing, then the Snowball stemmer of the page's language (English stop words for
+//!   English), then accent folding, so `naïve` and `naive` are one term;
+//! - Chinese, Japanese and Korean runs indexed as overlapping character pairs (as Lucene's CJK
+//!   analyzer does) instead of single characters, which match almost anything.
 
 use rust_stemmers::{Algorithm, Stemmer};
+use serde::{Deserialize, Serialize};
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Written into the bundle so a runtime can refuse an index analyzed differently.
-pub const ANALYZER_VERSION: u32 = 1;
+pub const ANALYZER_VERSION: u32 = 2;
 
 /// Words too common to tell chunks apart. Kept short: in docs, "not", "only", "all" carry meaning.
 const STOP_WORDS: &[&str] = &[
@@ -16,18 +27,109 @@ const STOP_WORDS: &[&str] = &[
     "you", "your",
 ];
 
-/// Turns text into index terms.
-pub struct Analyzer {
-    stemmer: Stemmer,
+/// A page's language, as far as analysis cares: which stemmer its words get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Lang {
+    /// No stemming (languages without a Snowball stemmer, Chinese, Japanese, Korean...).
+    None,
+    /// English (also the English stop words).
+    English,
+    /// Arabic.
+    Arabic,
+    /// Danish.
+    Danish,
+    /// Dutch.
+    Dutch,
+    /// Finnish.
+    Finnish,
+    /// French.
+    French,
+    /// German.
+    German,
+    /// Greek.
+    Greek,
+    /// Hungarian.
+    Hungarian,
+    /// Italian.
+    Italian,
+    /// Norwegian.
+    Norwegian,
+    /// Portuguese.
+    Portuguese,
+    /// Romanian.
+    Romanian,
+    /// Russian.
+    Russian,
+    /// Spanish.
+    Spanish,
+    /// Swedish.
+    Swedish,
+    /// Tamil.
+    Tamil,
+    /// Turkish.
+    Turkish,
 }
 
-impl Default for Analyzer {
-    fn default() -> Self {
-        Analyzer {
-            stemmer: Stemmer::create(Algorithm::English),
+impl Lang {
+    /// The language of a BCP 47 tag (`en`, `de-CH`, `pt_BR`...); unknown tags are `None`.
+    pub fn from_tag(tag: &str) -> Lang {
+        let primary = tag
+            .split(['-', '_'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match primary.as_str() {
+            "en" => Lang::English,
+            "ar" => Lang::Arabic,
+            "da" => Lang::Danish,
+            "nl" => Lang::Dutch,
+            "fi" => Lang::Finnish,
+            "fr" => Lang::French,
+            "de" => Lang::German,
+            "el" => Lang::Greek,
+            "hu" => Lang::Hungarian,
+            "it" => Lang::Italian,
+            "no" | "nb" | "nn" => Lang::Norwegian,
+            "pt" => Lang::Portuguese,
+            "ro" => Lang::Romanian,
+            "ru" => Lang::Russian,
+            "es" => Lang::Spanish,
+            "sv" => Lang::Swedish,
+            "ta" => Lang::Tamil,
+            "tr" => Lang::Turkish,
+            _ => Lang::None,
         }
     }
+
+    fn algorithm(self) -> Option<Algorithm> {
+        Some(match self {
+            Lang::None => return None,
+            Lang::English => Algorithm::English,
+            Lang::Arabic => Algorithm::Arabic,
+            Lang::Danish => Algorithm::Danish,
+            Lang::Dutch => Algorithm::Dutch,
+            Lang::Finnish => Algorithm::Finnish,
+            Lang::French => Algorithm::French,
+            Lang::German => Algorithm::German,
+            Lang::Greek => Algorithm::Greek,
+            Lang::Hungarian => Algorithm::Hungarian,
+            Lang::Italian => Algorithm::Italian,
+            Lang::Norwegian => Algorithm::Norwegian,
+            Lang::Portuguese => Algorithm::Portuguese,
+            Lang::Romanian => Algorithm::Romanian,
+            Lang::Russian => Algorithm::Russian,
+            Lang::Spanish => Algorithm::Spanish,
+            Lang::Swedish => Algorithm::Swedish,
+            Lang::Tamil => Algorithm::Tamil,
+            Lang::Turkish => Algorithm::Turkish,
+        })
+    }
 }
+
+/// Turns text into index terms.
+#[derive(Default)]
+pub struct Analyzer {}
 
 /// One word of the input: where it is and the term it becomes (`None` for a stop word).
 #[derive(Debug, Clone, PartialEq)]
@@ -38,63 +140,250 @@ pub struct Token {
     pub term: Option<String>,
 }
 
+/// Chinese, Japanese and Korean letters: runs of them are indexed as character pairs.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x3400..=0x4DBF    // CJK Extension A
+        | 0x4E00..=0x9FFF    // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0xF900..=0xFAFF    // CJK compatibility ideographs
+        | 0x20000..=0x2FFFF) // Extensions B and later
+}
+
+fn is_cjk_word(w: &str) -> bool {
+    !w.is_empty() && w.chars().all(is_cjk)
+}
+
+/// Lowercase without accents: what a reader's typing is compared with.
+pub fn fold(word: &str) -> String {
+    word.to_lowercase()
+        .nfkd()
+        .filter(|&c| !is_combining_mark(c))
+        .collect()
+}
+
 impl Analyzer {
     /// Every word of `text` in order, stop words included (as `term: None`), so phrase checks
-    /// and highlights can see positions.
-    pub fn tokens(&self, text: &str) -> Vec<Token> {
-        text.split_word_bound_indices()
-            .filter(|(_, w)| w.chars().any(char::is_alphanumeric))
-            .flat_map(|(start, word)| split_identifier(start, word))
-            .map(|(start, word)| Token {
-                start,
-                end: start + word.len(),
-                term: self.term(word),
-            })
-            .collect()
+    /// and highlights can see positions. Identifier parts follow their identifier; CJK runs
+    /// become overlapping pairs.
+    pub fn tokens(&self, text: &str, lang: Lang) -> Vec<Token> {
+        let stemmer = lang.algorithm().map(Stemmer::create);
+        let mut out = Vec::new();
+        let mut run: Option<(usize, usize)> = None; // a CJK run being collected
+        let flush = |run: &mut Option<(usize, usize)>, out: &mut Vec<Token>| {
+            if let Some((s, e)) = run.take() {
+                for (a, b) in cjk_pairs(s, &text[s..e]) {
+                    out.push(Token {
+                        start: a,
+                        end: b,
+                        term: Some(text[a..b].to_string()),
+                    });
+                }
+            }
+        };
+        for (start, word) in words(text) {
+            // Word segmentation splits CJK text character by character: join adjacent ones.
+            if is_cjk_word(word) {
+                match &mut run {
+                    Some((_, e)) if *e == start => *e = start + word.len(),
+                    _ => {
+                        flush(&mut run, &mut out);
+                        run = Some((start, start + word.len()));
+                    }
+                }
+                continue;
+            }
+            flush(&mut run, &mut out);
+            for (s, part) in split_identifier(start, word) {
+                out.push(Token {
+                    start: s,
+                    end: s + part.len(),
+                    term: term_with(part, lang, stemmer.as_ref()),
+                });
+            }
+        }
+        flush(&mut run, &mut out);
+        out
     }
 
     /// Index terms of `text`, stop words dropped.
-    pub fn terms(&self, text: &str) -> Vec<String> {
-        self.tokens(text)
+    pub fn terms(&self, text: &str, lang: Lang) -> Vec<String> {
+        self.tokens(text, lang)
             .into_iter()
             .filter_map(|t| t.term)
             .collect()
     }
 
-    /// The term for one word, or `None` for a stop word.
-    pub fn term(&self, word: &str) -> Option<String> {
-        let lower = word.to_lowercase();
-        if STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
-            return None;
+    /// The term for one word in `lang`, or `None` for a stop word.
+    pub fn term(&self, word: &str, lang: Lang) -> Option<String> {
+        term_with(word, lang, lang.algorithm().map(Stemmer::create).as_ref())
+    }
+
+    /// The terms a query word may stand for in any of `langs` (the bundle's languages), or
+    /// none when it is a stop word in all of them.
+    pub fn alternatives(&self, word: &str, langs: &[Lang]) -> Vec<String> {
+        let mut out: Vec<String> = langs.iter().filter_map(|&l| self.term(word, l)).collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// A query's free words as search units: each word, except that consecutive CJK
+    /// characters (which word segmentation splits one by one) become overlapping pairs.
+    pub fn query_units(&self, words: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut run = String::new();
+        let flush = |run: &mut String, out: &mut Vec<String>| {
+            if !run.is_empty() {
+                out.extend(
+                    cjk_pairs(0, run)
+                        .into_iter()
+                        .map(|(s, e)| run[s..e].to_string()),
+                );
+                run.clear();
+            }
+        };
+        for w in words {
+            if is_cjk_word(w) {
+                run.push_str(w);
+            } else {
+                flush(&mut run, &mut out);
+                out.push(w.clone());
+            }
         }
-        Some(self.stemmer.stem(&lower).into_owned())
+        flush(&mut run, &mut out);
+        out
     }
 }
 
-/// Word segmentation keeps `snake_case` and `a.b` together; docs readers search for the parts
-/// too, so an identifier yields itself and, when it has parts, each part.
-fn split_identifier(start: usize, word: &str) -> Vec<(usize, &str)> {
-    let is_sep = |c: char| matches!(c, '_' | '.' | '\'' | '\u{2019}');
-    let mut out = vec![(start, word)];
-    if !word.contains(is_sep) {
-        return out;
+/// The words of `text` as a reader typed them (`C++` whole): what a query is made of.
+pub fn split_words(text: &str) -> Vec<&str> {
+    words(text).into_iter().map(|(_, w)| w).collect()
+}
+
+/// The words of `text` as written (lowercase, accents folded), without identifier parts or
+/// CJK pairs: what quoted phrases are compared with.
+pub fn surface_words(text: &str) -> Vec<String> {
+    words(text).into_iter().map(|(_, w)| fold(w)).collect()
+}
+
+fn term_with(word: &str, lang: Lang, stemmer: Option<&Stemmer>) -> Option<String> {
+    if is_cjk_word(word) {
+        return Some(word.to_string());
     }
-    let mut part_start = 0;
+    let lower = word.to_lowercase();
+    if lang == Lang::English && STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
+        return None;
+    }
+    // Stem first (the stemmers know their accents), then fold, so both spellings meet.
+    let stemmed = match stemmer {
+        Some(s) => s.stem(&lower).into_owned(),
+        None => lower,
+    };
+    Some(fold(&stemmed))
+}
+
+/// Words of `text` with their byte offsets: runs of letters and digits per Unicode word
+/// boundaries, with `++` or `#` kept on a word they follow directly (`C++`, `C#`, `F#`).
+fn words(text: &str) -> Vec<(usize, &str)> {
+    let segs: Vec<(usize, &str)> = text.split_word_bound_indices().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < segs.len() {
+        let (start, w) = segs[i];
+        i += 1;
+        if !w.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        let mut end = start + w.len();
+        let rest = &text[end..];
+        let after_ok = |n: usize| {
+            rest[n..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric())
+        };
+        if rest.starts_with("++") && after_ok(2) {
+            end += 2;
+        } else if rest.starts_with('#') && after_ok(1) && w.chars().count() <= 2 {
+            end += 1;
+        }
+        while i < segs.len() && segs[i].0 < end {
+            i += 1;
+        }
+        out.push((start, &text[start..end]));
+    }
+    out
+}
+
+/// Overlapping pairs of characters of a CJK run (a lone character stands alone).
+fn cjk_pairs(start: usize, run: &str) -> Vec<(usize, usize)> {
+    let chars: Vec<(usize, char)> = run.char_indices().collect();
+    if chars.len() == 1 {
+        return vec![(start, start + run.len())];
+    }
+    chars
+        .windows(2)
+        .map(|w| (start + w[0].0, start + w[1].0 + w[1].1.len_utf8()))
+        .collect()
+}
+
+/// An identifier yields itself and, when it has parts, each part: split at `_`, `.` and
+/// apostrophes (`document.getElementById` -> `document`, `getElementById`), and each of those
+/// at case changes (`get`, `Element`, `By`, `Id`; `HTTPServer` -> `HTTP`, `Server`).
+fn split_identifier(start: usize, word: &str) -> Vec<(usize, &str)> {
+    let mut out = vec![(start, word)];
+    let is_sep = |c: char| matches!(c, '_' | '.' | '\'' | '\u{2019}');
+    let mut segments: Vec<(usize, &str)> = Vec::new();
+    let mut from = 0;
     for (i, c) in word.char_indices().chain([(word.len(), '_')]) {
         if is_sep(c) {
-            let part = &word[part_start..i];
-            if part.len() < word.len() && part.chars().any(char::is_alphanumeric) {
-                out.push((start + part_start, part));
+            let seg = &word[from..i];
+            if seg.chars().any(char::is_alphanumeric) {
+                segments.push((from, seg));
             }
-            part_start = i + c.len_utf8();
+            from = i + c.len_utf8();
         }
     }
+    let whole_is_one = segments.len() == 1 && segments[0].1.len() == word.len();
+    for (off, seg) in segments {
+        if !whole_is_one {
+            out.push((start + off, seg));
+        }
+        let cases = case_parts(seg);
+        if cases.len() > 1 {
+            out.extend(cases.into_iter().map(|(a, p)| (start + off + a, p)));
+        }
+    }
+    out
+}
+
+/// `getElementById` -> `get`, `Element`, `By`, `Id`; `HTTPServer` -> `HTTP`, `Server`.
+fn case_parts(seg: &str) -> Vec<(usize, &str)> {
+    let chars: Vec<(usize, char)> = seg.char_indices().collect();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (k, &(i, c)) in chars.iter().enumerate().skip(1) {
+        let prev = chars[k - 1].1;
+        let next = chars.get(k + 1).map(|n| n.1);
+        let upper_after_lower = c.is_uppercase() && prev.is_lowercase();
+        let end_of_acronym =
+            c.is_uppercase() && prev.is_uppercase() && next.is_some_and(char::is_lowercase);
+        if upper_after_lower || end_of_acronym {
+            out.push((from, &seg[from..i]));
+            from = i;
+        }
+    }
+    out.push((from, &seg[from..]));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const EN: Lang = Lang::English;
 
     #[test]
     fn stop_words_are_sorted_for_binary_search() {
@@ -107,7 +396,7 @@ mod tests {
     fn lowercases_stems_and_drops_stop_words() {
         let a = Analyzer::default();
         assert_eq!(
-            a.terms("The Builders are Running the tests"),
+            a.terms("The Builders are Running the tests", EN),
             vec!["builder", "run", "test"]
         );
     }
@@ -116,7 +405,7 @@ mod tests {
     fn positions_cover_the_original_words() {
         let a = Analyzer::default();
         let text = "Héllo, wörld: of";
-        let toks = a.tokens(text);
+        let toks = a.tokens(text, EN);
         let words: Vec<&str> = toks.iter().map(|t| &text[t.start..t.end]).collect();
         assert_eq!(words, vec!["Héllo", "wörld", "of"]);
         assert_eq!(toks[2].term, None);
@@ -125,28 +414,96 @@ mod tests {
     #[test]
     fn identifiers_yield_whole_and_parts() {
         let a = Analyzer::default();
-        let terms = a.terms("use max_tokens here");
-        assert!(
-            terms.contains(&"max_token".to_string()) || terms.contains(&"max_tokens".to_string())
-        );
+        let terms = a.terms("use max_tokens here", EN);
+        assert!(terms.iter().any(|t| t.starts_with("max_token")));
         assert!(terms.contains(&"max".to_string()));
         assert!(terms.contains(&"token".to_string()));
+        let terms = a.terms("call document.getElementById on HTTPServer", EN);
+        for t in [
+            "document.getelementbyid",
+            "document",
+            "getelementbyid",
+            "get",
+            "element",
+            "id",
+            "httpserver",
+            "http",
+            "server",
+        ] {
+            assert!(terms.contains(&t.to_string()), "{t} in {terms:?}");
+        }
+        // "by" is a stop word even as a part.
+        assert!(!terms.contains(&"by".to_string()));
+    }
+
+    #[test]
+    fn language_names_keep_their_symbols() {
+        let a = Analyzer::default();
+        assert_eq!(a.terms("C++ and C# and F#", EN), vec!["c++", "c#", "f#"]);
+        assert_eq!(a.terms("item #3", EN), vec!["item", "3"]);
+    }
+
+    #[test]
+    fn accents_fold_on_both_sides() {
+        let a = Analyzer::default();
+        assert_eq!(a.term("naïve", EN), a.term("naive", EN));
+        assert_eq!(a.term("Café", Lang::French), a.term("cafe", Lang::French));
+        assert_eq!(fold("ÉCOLE"), "ecole");
+    }
+
+    #[test]
+    fn languages_stem_their_own_words() {
+        let a = Analyzer::default();
+        assert_eq!(
+            a.term("Konfigurationen", Lang::German),
+            a.term("Konfiguration", Lang::German)
+        );
+        assert_eq!(
+            a.term("données", Lang::French),
+            a.term("donnée", Lang::French)
+        );
+        assert_eq!(Lang::from_tag("de-CH"), Lang::German);
+        assert_eq!(Lang::from_tag("pt_BR"), Lang::Portuguese);
+        assert_eq!(Lang::from_tag("ja"), Lang::None);
+        // Only English drops English stop words.
+        assert_eq!(a.term("the", EN), None);
+        assert!(a.term("die", Lang::German).is_some());
+    }
+
+    #[test]
+    fn cjk_runs_become_pairs() {
+        let a = Analyzer::default();
+        assert_eq!(
+            a.terms("所有权规则", Lang::None),
+            vec!["所有", "有权", "权规", "规则"]
+        );
+        assert_eq!(a.terms("字", Lang::None), vec!["字"]);
+        let text = "設定ファイルを読む";
+        for t in a.tokens(text, Lang::None) {
+            assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+            assert_eq!(t.end - t.start, text[t.start..t.end].len());
+        }
+        let words: Vec<String> = "所 有 权 rules".split(' ').map(String::from).collect();
+        assert_eq!(a.query_units(&words), vec!["所有", "有权", "rules"]);
     }
 
     #[test]
     fn multibyte_separators_keep_positions_on_char_boundaries() {
         let a = Analyzer::default();
-        let text = "the mutex\u{2019}s lock and a_b\u{2019}c";
-        for t in a.tokens(text) {
+        let text = "the mutex\u{2019}s lock and a_b\u{2019}c ÉtéÀ";
+        for t in a.tokens(text, EN) {
             assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
             assert!(!text[t.start..t.end].is_empty());
         }
-        assert!(a.terms(text).contains(&"mutex".to_string()));
+        assert!(a.terms(text, EN).contains(&"mutex".to_string()));
     }
 
     #[test]
-    fn cjk_text_is_segmented_not_dropped() {
+    fn alternatives_cover_every_language_of_the_bundle() {
         let a = Analyzer::default();
-        assert!(!a.terms("所有权规则").is_empty());
+        let alts = a.alternatives("running", &[Lang::English, Lang::German]);
+        assert!(alts.contains(&"run".to_string()));
+        assert!(alts.len() <= 2);
+        assert!(a.alternatives("the", &[Lang::English]).is_empty());
     }
 }

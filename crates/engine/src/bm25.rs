@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::Analyzer;
+use crate::analyze::{fold, is_cjk, Analyzer, Lang};
 
 /// BM25 settings, stored in the bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -42,12 +42,17 @@ pub struct LexicalIndex {
     pub(crate) postings: Vec<Vec<u8>>,
     /// Weighted length of each chunk in terms.
     pub(crate) doc_len: Vec<u32>,
+    /// Words as written (lowercase, accents folded) whose term differs, with that term's id,
+    /// sorted: a typed prefix is matched against what readers type, not against stems.
+    pub(crate) surfaces: Vec<(String, u32)>,
 }
 
 /// A chunk as the lexical index sees it.
 pub struct LexicalDoc<'a> {
     pub heading: &'a str,
     pub body: &'a str,
+    /// The page's language, which picks the stemmer.
+    pub lang: Lang,
 }
 
 impl LexicalIndex {
@@ -58,13 +63,21 @@ impl LexicalIndex {
     ) -> Self {
         let mut lists: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
         let mut doc_len = Vec::new();
+        let mut surface_terms: BTreeMap<(String, String), ()> = BTreeMap::new();
         for (id, doc) in docs.into_iter().enumerate() {
             let mut tf: HashMap<String, u32> = HashMap::new();
-            for t in analyzer.terms(doc.heading) {
-                *tf.entry(t).or_default() += params.heading_weight;
-            }
-            for t in analyzer.terms(doc.body) {
-                *tf.entry(t).or_default() += 1;
+            for (text, weight) in [(doc.heading, params.heading_weight), (doc.body, 1)] {
+                for t in analyzer.tokens(text, doc.lang) {
+                    let Some(term) = t.term else { continue };
+                    let word = &text[t.start..t.end];
+                    if !word.chars().any(is_cjk) {
+                        let surface = fold(word);
+                        if surface != term {
+                            surface_terms.insert((surface, term.clone()), ());
+                        }
+                    }
+                    *tf.entry(term).or_default() += weight;
+                }
             }
             doc_len.push(tf.values().sum());
             for (term, f) in tf {
@@ -78,11 +91,19 @@ impl LexicalIndex {
             terms.push(term);
             postings.push(encode_postings(&list));
         }
+        let surfaces = surface_terms
+            .into_keys()
+            .filter_map(|(surface, term)| {
+                let id = terms.binary_search(&term).ok()?;
+                Some((surface, id as u32))
+            })
+            .collect();
         LexicalIndex {
             params,
             terms,
             postings,
             doc_len,
+            surfaces,
         }
     }
 
@@ -98,6 +119,16 @@ impl LexicalIndex {
         }
         if !self.terms.windows(2).all(|w| w[0] < w[1]) {
             return bad("terms are not sorted");
+        }
+        if !self.surfaces.windows(2).all(|w| w[0] < w[1]) {
+            return bad("surface forms are not sorted");
+        }
+        if self
+            .surfaces
+            .iter()
+            .any(|&(_, id)| id as usize >= self.terms.len())
+        {
+            return bad("a surface form names a missing term");
         }
         for list in &self.postings {
             let mut prev: Option<u32> = None;
@@ -152,6 +183,15 @@ impl LexicalIndex {
                 .take_while(|t| t.starts_with(prefix))
                 .count();
         start..end
+    }
+
+    /// Ids of the terms of the words (as written) that start with `prefix`.
+    pub fn surface_prefix_ids<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = usize> + 'a {
+        let start = self.surfaces.partition_point(|(s, _)| s.as_str() < prefix);
+        self.surfaces[start..]
+            .iter()
+            .take_while(move |(s, _)| s.starts_with(prefix))
+            .map(|&(_, id)| id as usize)
     }
 
     /// All terms, in sorted order (for typo lookups).
@@ -276,6 +316,7 @@ mod tests {
             docs.iter().map(|(h, b)| LexicalDoc {
                 heading: h,
                 body: b,
+                lang: Lang::English,
             }),
             &a,
             Bm25Params::default(),
@@ -286,7 +327,10 @@ mod tests {
         let hits = top_k(scores, 10);
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].0, 1);
-        assert!(a.terms("the of").is_empty(), "stop words make no terms");
+        assert!(
+            a.terms("the of", Lang::English).is_empty(),
+            "stop words make no terms"
+        );
     }
 
     #[test]
@@ -295,7 +339,8 @@ mod tests {
         let idx = LexicalIndex::build(
             [LexicalDoc {
                 heading: "",
-                body: "config configure zebra conf",
+                body: "config configure zebra conf configuration",
+                lang: Lang::English,
             }],
             &a,
             Bm25Params::default(),
@@ -303,5 +348,11 @@ mod tests {
         let got: Vec<&str> = idx.prefix_ids("conf").map(|i| idx.term(i)).collect();
         assert!(got.iter().all(|t| t.starts_with("conf")));
         assert_eq!(got.len(), 3, "{got:?}");
+        // "configurat" is no prefix of the stem "configur", but it is of the word as written.
+        let typed: Vec<&str> = idx
+            .surface_prefix_ids("configurat")
+            .map(|i| idx.term(i))
+            .collect();
+        assert_eq!(typed, vec!["configur"]);
     }
 }

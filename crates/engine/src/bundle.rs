@@ -14,13 +14,15 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::Lang;
+
 use crate::bm25::{Bm25Params, LexicalIndex};
 use crate::error::{Error, Result};
 use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -81,6 +83,8 @@ pub struct Page {
     pub title: String,
     /// Path of the source file relative to the docs folder.
     pub source: String,
+    /// The page's language: its words were stemmed for it.
+    pub lang: Lang,
 }
 
 /// A searchable piece of one section.

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use crate::analyze::Token;
+use crate::analyze::{fold, Lang, Token};
 use crate::query::Query;
 use crate::search::Engine;
 
@@ -15,20 +15,19 @@ pub(crate) type HighlightTerms = (HashSet<String>, Option<String>);
 impl Engine {
     /// Terms whose words get highlighted: the query's terms and, for the typed word, its prefix.
     pub(crate) fn highlight_terms(&self, query: &Query) -> HighlightTerms {
-        let terms = query
-            .words
+        let units = self.analyzer.query_units(&query.words);
+        let phrase_units: Vec<String> = query
+            .phrases
             .iter()
-            .filter_map(|w| self.analyzer.term(w))
-            .chain(
-                query
-                    .phrases
-                    .iter()
-                    .flatten()
-                    .filter_map(|w| self.analyzer.term(w)),
-            );
+            .flat_map(|p| self.analyzer.query_units(p))
+            .collect();
+        let terms = units
+            .iter()
+            .chain(&phrase_units)
+            .flat_map(|w| self.analyzer.alternatives(w, &self.langs));
         let prefix = query
             .last_is_prefix
-            .then(|| query.words.last().map(|w| w.to_lowercase()))
+            .then(|| query.words.last().map(|w| fold(w)))
             .flatten();
         (terms.collect(), prefix)
     }
@@ -38,21 +37,24 @@ impl Engine {
     pub(crate) fn excerpt(
         &self,
         text: &str,
+        lang: Lang,
         (terms, prefix): &HighlightTerms,
     ) -> (String, Vec<(u32, u32)>) {
-        let tokens = self.analyzer.tokens(text);
+        let tokens = self.analyzer.tokens(text, lang);
         let is_match = |t: &Token| {
-            let word = text[t.start..t.end].to_lowercase();
             t.term.as_ref().is_some_and(|term| terms.contains(term))
                 || prefix
                     .as_ref()
-                    .is_some_and(|p| word.starts_with(p.as_str()))
+                    .is_some_and(|p| fold(&text[t.start..t.end]).starts_with(p.as_str()))
         };
-        let matches: Vec<(usize, usize)> = tokens
-            .iter()
-            .filter(|t| is_match(t))
-            .map(|t| (t.start, t.end))
-            .collect();
+        // Identifier parts and CJK pairs overlap their neighbours: merge them into runs.
+        let mut matches: Vec<(usize, usize)> = Vec::new();
+        for t in tokens.iter().filter(|t| is_match(t)) {
+            match matches.last_mut() {
+                Some(last) if t.start < last.1 => last.1 = last.1.max(t.end),
+                _ => matches.push((t.start, t.end)),
+            }
+        }
         // Start at the match whose window holds the most matches.
         let mut start = 0;
         let mut best = 0;

@@ -61,12 +61,12 @@ pub enum Fusion {
 }
 
 impl Default for Fusion {
-    /// The fusion chosen by leave-one-corpus-out evaluation (evaluation.md).
+    /// The fusion chosen by `lantern tune` over three sites (evaluation.md).
     fn default() -> Self {
         Fusion::Convex {
-            vector_weight: 0.3,
-            keyword_power: 1.5,
-            vector: VectorNorm::MinMax,
+            vector_weight: 0.2,
+            keyword_power: 3.0,
+            vector: VectorNorm::Raw,
         }
     }
 }
@@ -76,18 +76,29 @@ impl Fusion {
     pub const RRF: Fusion = Fusion::Rrf { k: 60.0 };
 }
 
-/// How a page's sections combine into the page's score.
+/// How a page's sections combine into the page's rank.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PageScore {
-    /// The page scores its best section plus this share of its second best: a page with two
-    /// good sections edges out a page with one.
-    pub second_weight: f32,
+pub enum PageScore {
+    /// A page ranks at its best section's fused score plus this share of its second best's:
+    /// with a share above 0, a page with two good sections edges out a page with one.
+    Sections(f32),
+    /// Each retriever's evidence is gathered per page first (the page's best section by words
+    /// and its best section by meaning, which need not be the same section), then fused per
+    /// page, so a page found by both sides ranks above pages found by either, even when the
+    /// two sides found it in different sections.
+    Fused,
 }
 
 impl Default for PageScore {
+    /// Chosen with the fusion (evaluation.md).
     fn default() -> Self {
-        PageScore { second_weight: 0.0 }
+        PageScore::Sections(0.5)
     }
+}
+
+impl PageScore {
+    /// Pages ranked at their best section alone.
+    pub const BEST_SECTION: PageScore = PageScore::Sections(0.0);
 }
 
 /// The evidence fusion works from, for one query.
@@ -184,13 +195,22 @@ impl Fusion {
     }
 }
 
-impl PageScore {
-    /// Page scores from chunk scores (best first), keyed by page.
-    pub(crate) fn pages(
-        &self,
-        fused: &[(u32, f32)],
-        page_of: impl Fn(u32) -> u32,
-    ) -> HashMap<u32, f32> {
+/// The best score of each page in a list of chunk scores (best first), best page first.
+pub(crate) fn best_per_page(list: &[(u32, f32)], page_of: impl Fn(u32) -> u32) -> Vec<(u32, f32)> {
+    let mut seen = std::collections::HashSet::new();
+    list.iter()
+        .filter(|&&(c, _)| seen.insert(page_of(c)))
+        .map(|&(c, s)| (page_of(c), s))
+        .collect()
+}
+
+/// Page scores from chunk scores (best first): the best plus `second_weight` of the second.
+pub(crate) fn pooled_pages(
+    second_weight: f32,
+    fused: &[(u32, f32)],
+    page_of: impl Fn(u32) -> u32,
+) -> HashMap<u32, f32> {
+    {
         let mut best: HashMap<u32, (f32, Option<f32>)> = HashMap::new();
         for &(c, s) in fused {
             best.entry(page_of(c))
@@ -202,7 +222,7 @@ impl PageScore {
                 .or_insert((s, None));
         }
         best.into_iter()
-            .map(|(p, (a, b))| (p, a + self.second_weight * b.unwrap_or(0.0)))
+            .map(|(p, (a, b))| (p, a + second_weight * b.unwrap_or(0.0)))
             .collect()
     }
 }
@@ -253,12 +273,10 @@ mod tests {
     fn a_page_with_two_good_sections_can_outrank_one_with_one() {
         let fused = [(10, 1.0), (20, 0.9), (21, 0.8)];
         let page = |c: u32| c / 10;
-        let flat = PageScore { second_weight: 0.0 }.pages(&fused, page);
+        let flat = pooled_pages(0.0, &fused, page);
         assert!(flat[&1] > flat[&2]);
-        let pooled = PageScore {
-            second_weight: 0.25,
-        }
-        .pages(&fused, page);
+        let pooled = pooled_pages(0.25, &fused, page);
         assert!(pooled[&2] > pooled[&1]);
+        assert_eq!(best_per_page(&fused, page), vec![(1, 1.0), (2, 0.9)]);
     }
 }

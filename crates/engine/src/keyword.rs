@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::analyze::{fold, surface_words};
 use crate::bm25::top_k;
 use crate::query::Query;
 use crate::search::Engine;
@@ -39,26 +40,36 @@ impl Engine {
         let mut expanded = Vec::new();
         let mut missing = 0usize;
         let mut seen = std::collections::HashSet::new();
-        for (i, word) in query.words.iter().enumerate() {
-            let Some(term) = self.analyzer.term(word) else {
+        let units = self.analyzer.query_units(&query.words);
+        for (i, word) in units.iter().enumerate() {
+            // A word may mean a different term in each of the bundle's languages.
+            let alts = self.analyzer.alternatives(word, &self.langs);
+            if alts.is_empty() {
                 continue;
-            };
-            let typing = query.last_is_prefix && i + 1 == query.words.len();
+            }
+            let typing = query.last_is_prefix
+                && i + 1 == units.len()
+                && !word.chars().any(crate::analyze::is_cjk);
             // Repeated words count once; only the first MAX_QUERY_TERMS distinct ones count.
-            if (!seen.insert(term.clone()) && !typing) || seen.len() > MAX_QUERY_TERMS {
+            if (!seen.insert(alts.join("\u{1}")) && !typing) || seen.len() > MAX_QUERY_TERMS {
                 continue;
             }
-            let mut ids = Vec::new();
-            if let Some(id) = lex.term_id(&term) {
-                ids.push((id, 1.0));
-            }
+            let mut ids: Vec<(usize, f32)> = alts
+                .iter()
+                .filter_map(|t| lex.term_id(t))
+                .map(|id| (id, 1.0))
+                .collect();
             if typing {
-                let prefix = word.to_lowercase();
+                // What was typed is compared with the words as written and with the terms.
+                let prefix = fold(word);
                 let mut more: Vec<usize> = lex
-                    .prefix_ids(&prefix)
+                    .surface_prefix_ids(&prefix)
+                    .chain(lex.prefix_ids(&prefix))
                     .take(MAX_PREFIX_CANDIDATES)
                     .filter(|&id| !ids.iter().any(|(x, _)| *x == id))
                     .collect();
+                more.sort_unstable();
+                more.dedup();
                 more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
                 ids.extend(
                     more.into_iter()
@@ -67,7 +78,10 @@ impl Engine {
                 );
             }
             if ids.is_empty() && word.chars().count() >= 5 {
-                let mut typos = typo_ids(lex.terms(), &term);
+                let mut typos: Vec<usize> =
+                    alts.iter().flat_map(|t| typo_ids(lex.terms(), t)).collect();
+                typos.sort_unstable();
+                typos.dedup();
                 typos.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
                 ids.extend(
                     typos
@@ -136,18 +150,10 @@ impl Engine {
     /// Does the chunk (breadcrumb or text) contain every phrase, word for word?
     fn has_phrases(&self, chunk: u32, phrases: &[Vec<String>]) -> bool {
         let c = &self.bundle.chunks()[chunk as usize];
-        let words = |text: &str| -> Vec<String> {
-            self.analyzer
-                .tokens(text)
-                .into_iter()
-                .filter(|t| t.end - t.start > 0)
-                .map(|t| text[t.start..t.end].to_lowercase())
-                .collect()
-        };
-        let body = words(&c.text);
-        let head = words(&c.breadcrumb.join(" "));
+        let body = surface_words(&c.text);
+        let head = surface_words(&c.breadcrumb.join(" "));
         phrases.iter().all(|p| {
-            let p: Vec<String> = p.iter().map(|w| w.to_lowercase()).collect();
+            let p: Vec<String> = p.iter().map(|w| fold(w)).collect();
             contains_seq(&body, &p) || contains_seq(&head, &p)
         })
     }

@@ -25,6 +25,7 @@ mod writer;
 #[cfg(test)]
 mod structural_fuzz;
 
+pub use analyze::Lang;
 pub use answer::{Abstention, AskOutcome, AskSession, Passage};
 pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSION};
 pub use error::{Error, Result};

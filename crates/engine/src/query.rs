@@ -1,8 +1,6 @@
 //! What a reader typed, taken apart: free words, quoted phrases, and whether the last word is
 //! still being typed (no trailing space), so it may match as a prefix.
 
-use unicode_segmentation::UnicodeSegmentation;
-
 /// Words and phrases read from a query; the rest is ignored so that pasted text cannot make a
 /// search expensive.
 const MAX_WORDS: usize = 256;
@@ -45,7 +43,10 @@ impl Query {
 }
 
 fn words(s: &str) -> Vec<String> {
-    s.unicode_words().map(str::to_string).collect()
+    crate::analyze::split_words(s)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]

@@ -8,10 +8,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::Analyzer;
+use crate::analyze::{Analyzer, Lang};
 use crate::bundle::Bundle;
 use crate::error::Error;
-use crate::fusion::{Evidence, Fusion, PageScore};
+use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
 use crate::query::Query;
 use crate::vector::VectorHit;
 
@@ -132,7 +132,8 @@ pub struct PageGroup {
 pub struct Results {
     /// The mode actually used (hybrid falls back to keyword without a query vector).
     pub mode: Mode,
-    /// Chunk-level ranking.
+    /// The best sections, best first; then the best section of any of the best pages that
+    /// none of those belongs to.
     pub hits: Vec<Hit>,
     /// The same hits grouped by page, best page first (see [`PageScore`]).
     pub pages: Vec<PageGroup>,
@@ -149,6 +150,8 @@ pub struct Results {
 pub struct Engine {
     pub(crate) bundle: Bundle,
     pub(crate) analyzer: Analyzer,
+    /// The languages of the bundle's pages: a query word may mean any of them.
+    pub(crate) langs: Vec<Lang>,
     fusion: Fusion,
     page_score: PageScore,
 }
@@ -156,9 +159,16 @@ pub struct Engine {
 impl Engine {
     /// Wraps a loaded bundle.
     pub fn new(bundle: Bundle) -> Self {
+        let mut langs: Vec<Lang> = bundle.pages().iter().map(|p| p.lang).collect();
+        langs.sort();
+        langs.dedup();
+        if langs.is_empty() {
+            langs.push(Lang::English);
+        }
         Engine {
             bundle,
             analyzer: Analyzer::default(),
+            langs,
             fusion: Fusion::default(),
             page_score: PageScore::default(),
         }
@@ -244,33 +254,61 @@ impl Engine {
         let vector_list: Vec<(u32, f32)> = dense.iter().map(|h| (h.chunk, h.cosine)).collect();
         let vs = signals(&mut vector_list.iter().copied());
 
+        let chunks = self.bundle.chunks();
+        let page_of = |c: u32| chunks.get(c as usize).map_or(u32::MAX, |c| c.page);
+        let vectors = self.bundle.vectors();
+        let extra_cosine: HashMap<u32, f32> = match (mode, query_vector) {
+            (Mode::Hybrid, Some(q)) if !matches!(fusion, Fusion::Rrf { .. }) => keyword
+                .iter()
+                .filter(|(c, _)| !vs.contains_key(c))
+                .filter_map(|&(c, _)| Some((c, vectors.cosine(q, c)?)))
+                .collect(),
+            _ => HashMap::new(),
+        };
         let fused: Vec<(u32, f32)> = match mode {
             Mode::Keyword => keyword.clone(),
             Mode::Vector => vector_list.clone(),
-            Mode::Hybrid => {
-                let vectors = self.bundle.vectors();
-                let extra_cosine: HashMap<u32, f32> = match query_vector {
-                    Some(q) if !matches!(fusion, Fusion::Rrf { .. }) => keyword
-                        .iter()
-                        .filter(|(c, _)| !vs.contains_key(c))
-                        .filter_map(|&(c, _)| Some((c, vectors.cosine(q, c)?)))
-                        .collect(),
-                    _ => HashMap::new(),
-                };
-                fusion.fuse(&Evidence {
-                    keyword: &keyword,
-                    keyword_bound,
-                    vector: &vector_list,
-                    extra_cosine: &extra_cosine,
-                })
-            }
+            Mode::Hybrid => fusion.fuse(&Evidence {
+                keyword: &keyword,
+                keyword_bound,
+                vector: &vector_list,
+                extra_cosine: &extra_cosine,
+            }),
         };
-        let chunks = self.bundle.chunks();
-        let page_scores = page_score.pages(&fused, |c| {
-            chunks.get(c as usize).map_or(u32::MAX, |c| c.page)
-        });
-        let mut fused = fused;
-        fused.truncate(k);
+        let page_scores: HashMap<u32, f32> = match (mode, page_score) {
+            (_, PageScore::Sections(w)) => pooled_pages(w, &fused, page_of),
+            (Mode::Hybrid, PageScore::Fused) => {
+                let mut extra_pages: HashMap<u32, f32> = HashMap::new();
+                for (&c, &cos) in &extra_cosine {
+                    let best = extra_pages.entry(page_of(c)).or_insert(cos);
+                    *best = best.max(cos);
+                }
+                fusion
+                    .fuse(&Evidence {
+                        keyword: &best_per_page(&keyword, page_of),
+                        keyword_bound,
+                        vector: &best_per_page(&vector_list, page_of),
+                        extra_cosine: &extra_pages,
+                    })
+                    .into_iter()
+                    .collect()
+            }
+            // One retriever: a page's evidence is its best section's.
+            (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
+        };
+        // The k best sections; then, for each of the k best pages that has none of them, its
+        // best section, so every page that ranks is shown with one.
+        let mut hits_ids: Vec<(u32, f32)> = fused.iter().take(k).copied().collect();
+        let mut pages: Vec<(u32, f32)> = page_scores.iter().map(|(&p, &s)| (p, s)).collect();
+        pages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for &(page, _) in pages.iter().take(k) {
+            if !hits_ids.iter().any(|&(c, _)| page_of(c) == page) {
+                if let Some(&best) = fused.iter().find(|&&(c, _)| page_of(c) == page) {
+                    hits_ids.push(best);
+                }
+            }
+        }
+        let fused = hits_ids;
 
         let all_words = keyword
             .first()
@@ -317,17 +355,23 @@ impl Engine {
 
     fn matches_all_words(&self, chunk: u32, query: &Query) -> bool {
         let c = &self.bundle.chunks()[chunk as usize];
+        let lang = self.bundle.page_of(c).lang;
         let terms: HashSet<String> = self
             .analyzer
-            .terms(&format!("{} {}", c.breadcrumb.join(" "), c.text))
+            .terms(&format!("{} {}", c.breadcrumb.join(" "), c.text), lang)
             .into_iter()
             .collect();
-        let wanted: Vec<String> = query
-            .words
+        let wanted: Vec<Vec<String>> = self
+            .analyzer
+            .query_units(&query.words)
             .iter()
-            .filter_map(|w| self.analyzer.term(w))
+            .map(|w| self.analyzer.alternatives(w, &self.langs))
+            .filter(|alts| !alts.is_empty())
             .collect();
-        !wanted.is_empty() && wanted.iter().all(|t| terms.contains(t))
+        !wanted.is_empty()
+            && wanted
+                .iter()
+                .all(|alts| alts.iter().any(|t| terms.contains(t)))
     }
 
     fn hit(
@@ -345,7 +389,7 @@ impl Engine {
         } else {
             format!("{}#{}", page.url, c.anchor)
         };
-        let (excerpt, highlights) = self.excerpt(&c.text, highlight);
+        let (excerpt, highlights) = self.excerpt(&c.text, page.lang, highlight);
         Hit {
             chunk,
             page: c.page,

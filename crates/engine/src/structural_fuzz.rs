@@ -21,6 +21,7 @@ fn good() -> Bundle {
             &format!("/p{p}.html"),
             &format!("Page {p}"),
             &format!("p{p}.md"),
+            crate::Lang::English,
         );
         for c in 0..8u64 {
             w.add_chunk(

@@ -1,7 +1,7 @@
 //! Writing bundles: the one way to make a [`Bundle`], so the indexer never assembles the file's
 //! parts itself and every bundle it writes passes the same checks a reader applies.
 
-use crate::analyze::{Analyzer, ANALYZER_VERSION};
+use crate::analyze::{Analyzer, Lang, ANALYZER_VERSION};
 use crate::bm25::{Bm25Params, LexicalDoc, LexicalIndex};
 use crate::bundle::{Bundle, Chunk, Header, ModelInfo, Page, Payload};
 use crate::error::{Error, Result};
@@ -10,9 +10,9 @@ use crate::vector::VectorIndex;
 /// Collects pages and chunks, then builds the indexes over them.
 ///
 /// ```
-/// use lantern_engine::{BundleWriter, ModelInfo};
+/// use lantern_engine::{BundleWriter, Lang, ModelInfo};
 /// let mut w = BundleWriter::new(ModelInfo::new("toy", "00", 2, 16), 0.3);
-/// let page = w.add_page("/a.html", "A", "a.md");
+/// let page = w.add_page("/a.html", "A", "a.md", Lang::English);
 /// w.add_chunk(page, vec!["A".into()], "", "Some text.");
 /// let bundle = w.finish(vec![vec![0.6, 0.8]]).unwrap();
 /// assert_eq!(bundle.chunks().len(), 1);
@@ -36,12 +36,13 @@ impl BundleWriter {
         }
     }
 
-    /// Adds a page and returns its id.
-    pub fn add_page(&mut self, url: &str, title: &str, source: &str) -> u32 {
+    /// Adds a page in language `lang` and returns its id.
+    pub fn add_page(&mut self, url: &str, title: &str, source: &str, lang: Lang) -> u32 {
         self.pages.push(Page {
             url: url.to_string(),
             title: title.to_string(),
             source: source.to_string(),
+            lang,
         });
         self.pages.len() as u32 - 1
     }
@@ -99,6 +100,10 @@ impl BundleWriter {
             self.chunks.iter().zip(&crumbs).map(|(c, h)| LexicalDoc {
                 heading: h,
                 body: &c.text,
+                lang: self
+                    .pages
+                    .get(c.page as usize)
+                    .map_or(Lang::None, |p| p.lang),
             }),
             &analyzer,
             bm25,
@@ -133,7 +138,7 @@ mod tests {
 
     fn writer() -> BundleWriter {
         let mut w = BundleWriter::new(ModelInfo::new("toy", "abc", 2, 16), 0.3);
-        let p = w.add_page("/a.html", "A", "a.md");
+        let p = w.add_page("/a.html", "A", "a.md", Lang::English);
         w.add_chunk(
             p,
             vec!["A".into(), "Caching".into()],

@@ -9,7 +9,12 @@ use lantern_engine::{
 /// Four sections on two pages; each vector points along its own axis.
 fn engine() -> Engine {
     let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
-    let a = w.add_page("/cache.html", "Build cache", "cache.md");
+    let a = w.add_page(
+        "/cache.html",
+        "Build cache",
+        "cache.md",
+        lantern_engine::Lang::English,
+    );
     w.add_chunk(
         a,
         vec!["Build cache".into(), "Incremental builds".into()],
@@ -22,7 +27,12 @@ fn engine() -> Engine {
         "clearing",
         "Delete the cache file to start from scratch.",
     );
-    let b = w.add_page("/faq.html", "Café FAQ", "faq.md");
+    let b = w.add_page(
+        "/faq.html",
+        "Café FAQ",
+        "faq.md",
+        lantern_engine::Lang::English,
+    );
     w.add_chunk(
         b,
         vec!["Café FAQ".into(), "Offline".into()],

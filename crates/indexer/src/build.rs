@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use lantern_embedder::{Embedder, Manifest};
-use lantern_engine::{BundleWriter, ModelInfo, PartSizes};
+use lantern_engine::{BundleWriter, Lang, ModelInfo, PartSizes};
 
 use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections};
@@ -102,7 +102,13 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
             });
             continue;
         }
-        let page_id = writer.add_page(&opts.config.page_url(&file.rel), &page.title, &file.rel);
+        let lang = Lang::from_tag(page.lang.as_deref().unwrap_or(&opts.config.language));
+        let page_id = writer.add_page(
+            &opts.config.page_url(&file.rel),
+            &page.title,
+            &file.rel,
+            lang,
+        );
         page_sources.push(&file.rel);
         for piece in pieces {
             let s = &page.sections[piece.section];

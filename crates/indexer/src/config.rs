@@ -54,6 +54,9 @@ pub struct Config {
     /// Best dense cosine under which search says "no good match"; unset, the model's
     /// calibrated threshold (its manifest) applies. See the evaluation docs.
     pub abstain_cosine: Option<f32>,
+    /// Language of pages whose front matter names none (a BCP 47 tag such as `en` or `de`):
+    /// it picks the stemmer.
+    pub language: String,
 }
 
 impl Default for Config {
@@ -66,6 +69,7 @@ impl Default for Config {
             slugs: SlugStyle::Github,
             max_file_bytes: 4 * 1024 * 1024,
             abstain_cosine: None,
+            language: "en".into(),
         }
     }
 }

@@ -50,8 +50,13 @@ impl std::str::FromStr for TuneSet {
 /// (seven midpoints, three steepnesses, both normalizations) and RRF at three constants.
 pub fn grid() -> Vec<(Fusion, PageScore)> {
     let mut out = Vec::new();
-    for second_weight in [0.0, 0.25, 0.5] {
-        let page = PageScore { second_weight };
+    let pages = [
+        PageScore::Sections(0.0),
+        PageScore::Sections(0.25),
+        PageScore::Sections(0.5),
+        PageScore::Fused,
+    ];
+    for page in pages {
         for keyword_power in [0.0, 0.5, 1.0, 1.5, 2.0, 3.0] {
             for vector in [VectorNorm::Raw, VectorNorm::MinMax] {
                 for w in 1..=9 {
@@ -98,11 +103,14 @@ pub fn describe((fusion, page): (Fusion, PageScore)) -> String {
         } => format!("adaptive mid={midpoint:.2} steep={steepness:.0} cos={vector:?}"),
         Fusion::Rrf { k } => format!("rrf k={k:.0}"),
     };
-    format!("{f} page+{:.2}", page.second_weight)
+    match page {
+        PageScore::Sections(w) => format!("{f} page+{w:.2}"),
+        PageScore::Fused => format!("{f} page-fused"),
+    }
 }
 
 /// Pages ranked by their best section alone, as before page pooling.
-const BEST_SECTION: PageScore = PageScore { second_weight: 0.0 };
+const BEST_SECTION: PageScore = PageScore::BEST_SECTION;
 
 struct Loaded {
     name: String,
@@ -236,10 +244,10 @@ pub fn tune(
         let doc = serde_json::json!({
             "sets": names,
             "grid": grid.iter().zip(&scores).map(|(f, s)| serde_json::json!({
-                "fusion": describe(*f), "pool": f.1.second_weight, "sets": s,
+                "fusion": describe(*f), "pool": format!("{:?}", f.1), "sets": s,
             })).collect::<Vec<_>>(),
             "baselines": pools.iter().zip(&baselines).map(|(p, b)| serde_json::json!({
-                "pool": p.second_weight,
+                "pool": format!("{p:?}"),
                 "sets": b.iter().map(|(k, v)| serde_json::json!({"keyword": k, "vector": v})).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         });
@@ -280,8 +288,8 @@ pub fn tune(
                 .map_or("-".into(), |m| format!("{:.3}", m.hit1));
             writeln!(
                 out,
-                "page+{:.2} {}: keyword MRR@10 {:.3}, vector MRR@10 {:.3}, vector paraphrase hit@1 {para}",
-                pool.second_weight,
+                "{:?} {}: keyword MRR@10 {:.3}, vector MRR@10 {:.3}, vector paraphrase hit@1 {para}",
+                pool,
                 l.name,
                 kw["all"].mrr10,
                 vec["all"].mrr10,

@@ -459,7 +459,7 @@ async fn fields_are_bounded_and_corrections_must_be_the_verifiers() {
 async fn with_a_bundle_only_its_own_passages_are_relayed() {
     use lantern_engine::{BundleWriter, ModelInfo};
     let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 2, 16), 0.3);
-    let p = w.add_page("/p1.html", "P", "p.md");
+    let p = w.add_page("/p1.html", "P", "p.md", lantern_engine::Lang::English);
     w.add_chunk(p, vec!["P".into()], "s", "the real text");
     w.add_chunk(p, vec!["P".into()], "t", "more real text");
     let bundle = std::sync::Arc::new(w.finish(vec![vec![1.0, 0.0], vec![0.0, 1.0]]).unwrap());

@@ -150,3 +150,61 @@ fn wrong_dimension_query_vectors_are_ignored_not_fatal() {
     let r = engine().search("cache", Some(&[0.5; 3]), Mode::Hybrid, 10);
     assert!(!r.hits.is_empty());
 }
+
+/// The purpose-made corpus for keyword analysis (tests/corpus/analysis), built once.
+fn analysis() -> &'static Engine {
+    static E: OnceLock<Engine> = OnceLock::new();
+    E.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let out = tempfile::tempdir().unwrap();
+        let path = out.path().join("a.lantern");
+        build_dir(&root.join("tests/corpus/analysis"), &path, None).unwrap();
+        Engine::new(Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap())
+    })
+}
+
+#[test]
+fn keyword_analysis_finds_what_readers_type() {
+    // (query, expected first section); the model is not involved: keyword mode.
+    let cases = [
+        ("configurat", "/configuration.html#configuration-files"),
+        ("getElementById", "/dom.html#looking-up-nodes"),
+        ("element by id", "/dom.html#looking-up-nodes"),
+        ("naive", "/classifiers.html#naïve-bayes"),
+        ("naïve", "/classifiers.html#naïve-bayes"),
+        ("C++", "/languages.html#c"),
+        ("C#", "/languages.html#c-1"),
+    ];
+    for (q, want) in cases {
+        let r = analysis().search(q, None, Mode::Keyword, 5);
+        assert_eq!(
+            top_url(&r),
+            want,
+            "{q}: {:?}",
+            r.hits.iter().map(|h| &h.url).collect::<Vec<_>>()
+        );
+        // The matched words are highlighted in the excerpt, whatever their spelling.
+        assert!(!r.hits[0].highlights.is_empty(), "{q}: no highlight");
+    }
+}
+
+#[test]
+fn every_language_of_the_multilingual_set_is_found_by_keywords() {
+    use lantern_server::eval::{load_golden, metrics, run};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("m.lantern");
+    build_dir(&root.join("tests/corpus/multilingual"), &path, None).unwrap();
+    let searcher = lantern_server::Searcher::open(&path, Some(&common::model_dir())).unwrap();
+    let questions = load_golden(&root.join("golden/multilingual.jsonl")).unwrap();
+    let by_mode = run(&searcher, &questions).unwrap();
+    for lang in ["de", "fr", "ja", "zh"] {
+        let set: Vec<_> = by_mode["keyword"]
+            .iter()
+            .filter(|o| o.group == lang)
+            .collect();
+        let m = metrics(&set);
+        assert!(m.n >= 5, "{lang}: {} questions", m.n);
+        assert!(m.mrr10 >= 0.8, "{lang}: keyword MRR@10 {:.3}", m.mrr10);
+    }
+}

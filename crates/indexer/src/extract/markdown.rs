@@ -54,8 +54,18 @@ impl Slugger {
     }
 }
 
-/// Splits off YAML (`---`) or TOML (`+++`) front matter; returns its `title` if it has one.
-fn front_matter(src: &str) -> (Option<String>, &str) {
+/// What front matter says about a page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrontMatter {
+    /// `title`.
+    pub title: Option<String>,
+    /// `lang` or `language` (a BCP 47 tag).
+    pub lang: Option<String>,
+}
+
+/// Splits off YAML (`---`) or TOML (`+++`) front matter and reads its top-level `title` and
+/// `lang` (indented keys belong to nested tables, like `seo: title:`, and are not the page's).
+fn front_matter(src: &str) -> (FrontMatter, &str) {
     for fence in ["---", "+++"] {
         let Some(rest) = src.strip_prefix(fence) else {
             continue;
@@ -70,18 +80,32 @@ fn front_matter(src: &str) -> (Option<String>, &str) {
         for line in rest.split_inclusive('\n') {
             if line.trim_end() == fence || (fence == "---" && line.trim_end() == "...") {
                 let meta = &rest[..offset];
-                let title = meta.lines().find_map(|l| {
-                    let (k, v) = l.split_once([':', '='])?;
-                    (k.trim() == "title")
-                        .then(|| v.trim().trim_matches(['"', '\'']).to_string())
-                        .filter(|t| !t.is_empty())
-                });
-                return (title, &rest[offset + line.len()..]);
+                let value = |keys: &[&str]| {
+                    let mut in_table = false;
+                    meta.lines().find_map(|l| {
+                        // TOML: keys after a [table] header are not top-level.
+                        if l.trim_start().starts_with('[') {
+                            in_table = true;
+                        }
+                        if in_table || l.starts_with(char::is_whitespace) {
+                            return None;
+                        }
+                        let (k, v) = l.split_once([':', '='])?;
+                        keys.contains(&k.trim())
+                            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+                            .filter(|t| !t.is_empty())
+                    })
+                };
+                let fm = FrontMatter {
+                    title: value(&["title"]),
+                    lang: value(&["lang", "language"]),
+                };
+                return (fm, &rest[offset + line.len()..]);
             }
             offset += line.len();
         }
     }
-    (None, src)
+    (FrontMatter::default(), src)
 }
 
 /// mdBook `{{#include ...}}` and mkdocs `{* ... *}` lines pull in other files at site build
@@ -133,13 +157,13 @@ pub fn title_from_path(rel: &str) -> String {
 
 /// Front matter title and the body without front matter or directive lines: the text that both
 /// the chunker and the HTML renderer parse, so anchors agree.
-pub fn clean_source(src: &str) -> (Option<String>, String) {
-    let (title, body) = front_matter(src);
+pub fn clean_source(src: &str) -> (FrontMatter, String) {
+    let (fm, body) = front_matter(src);
     let body = body
         .split_inclusive('\n')
         .filter(|l| !is_directive(l))
         .collect();
-    (title, body)
+    (fm, body)
 }
 
 /// The markdown dialect Lantern reads (CommonMark plus the common GitHub extensions).
@@ -154,7 +178,8 @@ pub fn parser(body: &str) -> Parser<'_> {
 
 /// Cuts a markdown page into sections.
 pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage {
-    let (fm_title, body) = clean_source(src);
+    let (fm, body) = clean_source(src);
+    let fm_title = fm.title;
 
     struct Raw {
         level: Option<HeadingLevel>,
@@ -275,6 +300,7 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
     }
     ParsedPage {
         title,
+        lang: fm.lang,
         sections,
         anchors,
     }
@@ -377,8 +403,15 @@ mod tests {
     fn front_matter_gives_title_and_is_not_text() {
         let p = parse("---\ntitle: \"Configuring\"\nweight: 3\n---\n\n## Keys\n\nbody\n");
         assert_eq!(p.title, "Configuring");
+        assert_eq!(p.lang, None);
         assert_eq!(p.sections[0].breadcrumb, vec!["Configuring", "Keys"]);
         assert!(!p.sections.iter().any(|s| s.text.contains("weight")));
+        // Only top-level keys name the page; nested ones belong to their table.
+        let nested = parse("---\nseo:\n  title: SEO text\nlang: de\n---\n\n# Echt\n\nbody\n");
+        assert_eq!(nested.title, "Echt");
+        assert_eq!(nested.lang.as_deref(), Some("de"));
+        let toml = parse("+++\n[extra]\ntitle = \"no\"\n+++\n\n# Yes\n\nbody\n");
+        assert_eq!(toml.title, "Yes");
     }
 
     #[test]

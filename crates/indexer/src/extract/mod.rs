@@ -5,7 +5,7 @@
 
 mod markdown;
 
-pub use markdown::{clean_source, parser, title_from_path};
+pub use markdown::{clean_source, parser, title_from_path, FrontMatter};
 
 use crate::config::SlugStyle;
 
@@ -23,6 +23,8 @@ pub struct Section {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedPage {
     pub title: String,
+    /// The language front matter names (`lang`/`language`), if any.
+    pub lang: Option<String>,
     pub sections: Vec<Section>,
     /// The id of every heading in document order, empty sections' included.
     pub anchors: Vec<String>,
