@@ -11,26 +11,26 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
 
 # Quality gate: hit@5 and MRR@10 floors sit just under the baseline measured on 2026-11-30
-# (hybrid hit@5 1.000, MRR@10 0.913 over 45 answerable questions). On every set and question
-# type, hybrid MRR@10 may not trail the better of keyword and vector search by more than 0.011:
-# the 0.01 of the fusion issue, widened by the 0.0004 by which one of 16 questions moving from
-# rank 2 to 3 (1/96) exceeds it, so that the gate measures fusion rather than rounding.
+# (hybrid hit@5 1.000, MRR@10 0.907 over 45 answerable questions). On every set and question
+# type, hybrid MRR@10 may not trail the better of keyword and vector search by more than 0.01,
+# or by one question slipping from first to second place if that is more (0.5/n: 0.038 for 13
+# questions): a finer gate would flip with every edit of the docs it is measured on.
 mkdir -p out
 lantern=./target/release/lantern
 $lantern build site/docs --out out/site.lantern --quiet
 $lantern eval --bundle out/site.lantern --golden golden/lantern-docs.jsonl \
-  --min-hit5 0.93 --min-mrr 0.85 --gate-types --max-trail 0.011
+  --min-hit5 0.93 --min-mrr 0.85 --gate-types --max-trail 0.01
 # The other sites' docs live beside the project (../shared), not in it.
 shared=../shared
 if [ -d "$shared/corpora/fastapi-docs/docs/en/docs" ]; then
   $lantern build "$shared/corpora/fastapi-docs/docs/en/docs" --out out/fastapi.lantern --quiet
-  $lantern eval --bundle out/fastapi.lantern --golden golden/fastapi.jsonl --max-trail 0.011
+  $lantern eval --bundle out/fastapi.lantern --golden golden/fastapi.jsonl --max-trail 0.01
 else
   echo "quality gate: skipped the FastAPI set ($shared/corpora/fastapi-docs not found)"
 fi
 if [ -d "$shared/corpora/rust-book/src" ] && [ -f "$shared/golden/rust-book.jsonl" ]; then
   $lantern build "$shared/corpora/rust-book/src" --out out/rust-book.lantern --quiet
-  $lantern eval --bundle out/rust-book.lantern --golden "$shared/golden/rust-book.jsonl" --max-trail 0.011
+  $lantern eval --bundle out/rust-book.lantern --golden "$shared/golden/rust-book.jsonl" --max-trail 0.01
 else
   echo "quality gate: skipped the Rust book set ($shared/corpora/rust-book not found)"
 fi

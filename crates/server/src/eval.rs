@@ -244,7 +244,9 @@ pub struct Gate {
     /// than one question.
     pub types: bool,
     /// Fail when, on all questions or any question type, hybrid MRR@10 trails the better of
-    /// vector and keyword by more than this.
+    /// vector and keyword by more than this, or by more than one question slipping from first
+    /// to second place (0.5 / n), whichever is larger: finer than one question, the gate
+    /// would measure noise.
     pub max_trail: Option<f64>,
 }
 
@@ -442,7 +444,8 @@ pub fn evaluate(
                 continue;
             }
             let best = mrr("vector", g).mrr10.max(mrr("keyword", g).mrr10);
-            if h.mrr10 + trail < best {
+            let allowed = trail.max(one_question(h.n));
+            if h.mrr10 + allowed < best {
                 failures.push(format!(
                     "hybrid MRR@10 {:.3} trails the better single retriever ({best:.3}) on {} questions",
                     h.mrr10,
@@ -455,6 +458,16 @@ pub fn evaluate(
         anyhow::bail!("quality gate failed: {}", failures.join("; "));
     }
     Ok(())
+}
+
+/// What one of `n` questions slipping from first to second place costs in MRR@10: the
+/// smallest difference worth gating on.
+pub fn one_question(n: usize) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        0.5 / n as f64
+    }
 }
 
 /// Area under the ROC curve of `best_cosine` as a score for "answerable".
