@@ -165,6 +165,16 @@ impl Bundle {
         &self.payload.pages[chunk.page as usize]
     }
 
+    /// A chunk's link: its page's URL with the section anchor.
+    pub fn section_url(&self, chunk: &Chunk) -> String {
+        let page = self.page_of(chunk);
+        if chunk.anchor.is_empty() {
+            page.url.clone()
+        } else {
+            format!("{}#{}", page.url, chunk.anchor)
+        }
+    }
+
     /// The vector index (int8 vectors and their graph).
     pub fn vectors(&self) -> &VectorIndex {
         &self.payload.vectors

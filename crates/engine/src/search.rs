@@ -384,11 +384,7 @@ impl Engine {
     ) -> Hit {
         let c = &self.bundle.chunks()[chunk as usize];
         let page = self.bundle.page_of(c);
-        let url = if c.anchor.is_empty() {
-            page.url.clone()
-        } else {
-            format!("{}#{}", page.url, c.anchor)
-        };
+        let url = self.bundle.section_url(c);
         let (excerpt, highlights) = self.excerpt(&c.text, page.lang, highlight);
         Hit {
             chunk,

@@ -317,16 +317,7 @@ impl DocsServer {
         &self,
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<Json<SearchResult>, String> {
-        let query = args.query.trim().to_string();
-        if query.is_empty() {
-            return Err("query is empty: give a question, words or an identifier".into());
-        }
-        if query.len() > MAX_QUERY_BYTES {
-            return Err(format!(
-                "query is {} bytes; the limit is {MAX_QUERY_BYTES}",
-                query.len()
-            ));
-        }
+        let query = bounded_text("query", &args.query)?;
         if !query.chars().any(char::is_alphanumeric) {
             return Err("query has no letters or digits to search for".into());
         }
@@ -413,16 +404,7 @@ impl DocsServer {
         description = "Answer a question from the docs through the site's answer proxy: a cited answer whose [n] citations were checked against the passages sent, or an abstention with its reason. The same result the site's search page shows."
     )]
     async fn ask(&self, Parameters(args): Parameters<AskArgs>) -> Result<Json<AskResult>, String> {
-        let question = args.question.trim().to_string();
-        if question.is_empty() {
-            return Err("question is empty".into());
-        }
-        if question.len() > MAX_QUERY_BYTES {
-            return Err(format!(
-                "question is {} bytes; the limit is {MAX_QUERY_BYTES}",
-                question.len()
-            ));
-        }
+        let question = bounded_text("question", &args.question)?;
         let Some(proxy) = self.docs.proxy.clone() else {
             return Err("ask needs `lantern mcp --proxy URL`".into());
         };
@@ -433,6 +415,23 @@ impl DocsServer {
         let outcome = serde_json::to_value(&outcome).map_err(|e| e.to_string())?;
         Ok(Json(AskResult { outcome }))
     }
+}
+
+/// A query or question trimmed, refused when empty or over [`MAX_QUERY_BYTES`].
+fn bounded_text(name: &str, text: &str) -> std::result::Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(format!(
+            "{name} is empty: give a question, words or an identifier"
+        ));
+    }
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(format!(
+            "{name} is {} bytes; the limit is {MAX_QUERY_BYTES}",
+            text.len()
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// The whole section holding chunk `id`, or the one a URL names.
@@ -483,16 +482,7 @@ fn section(
     }
     let c = &chunks[first];
     let page = bundle.page_of(c);
-    let url_of = |i: usize| {
-        let c = &chunks[i];
-        let page = bundle.page_of(c);
-        let url = if c.anchor.is_empty() {
-            page.url.clone()
-        } else {
-            format!("{}#{}", page.url, c.anchor)
-        };
-        docs.link(&url)
-    };
+    let url_of = |i: usize| docs.link(&bundle.section_url(&chunks[i]));
     let neighbour = |i: usize| Neighbour {
         id: i as u32,
         breadcrumb: chunks[i].breadcrumb_text(),
