@@ -37,7 +37,7 @@ impl ModelArg {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Build a search bundle from a folder of markdown.
+    /// Build a search bundle from a folder of markdown, or of a site generator's built HTML.
     Build(BuildArgs),
     /// Search a bundle with the same engine the browser runs.
     Query {
@@ -55,6 +55,10 @@ pub enum Command {
         /// Show each retriever's rank and score.
         #[arg(long)]
         explain: bool,
+        /// Only pages carrying this filter, key=value (repeatable: values of one key are
+        /// alternatives, different keys must all match).
+        #[arg(long = "filter", value_parser = parse_filter)]
+        filters: Vec<(String, String)>,
         #[command(flatten)]
         model: ModelArg,
     },
@@ -175,8 +179,14 @@ pub enum Command {
 
 #[derive(clap::Args)]
 pub struct BuildArgs {
-    /// Folder of markdown documents.
+    /// Folder of markdown documents, or of a site generator's built HTML.
     pub docs: PathBuf,
+    /// Read the folder as built HTML (default: markdown if it has any, else HTML).
+    #[arg(long, conflicts_with = "markdown")]
+    pub html: bool,
+    /// Read the folder as markdown sources.
+    #[arg(long)]
+    pub markdown: bool,
     /// Bundle file to write.
     #[arg(long, short)]
     pub out: PathBuf,
@@ -239,6 +249,11 @@ pub struct EvalArgs {
     pub model: ModelArg,
 }
 
+/// `key=value` from the command line.
+fn parse_filter(spec: &str) -> Result<(String, String), String> {
+    lantern_engine::Filter::parse_pair(spec).map_err(|e| e.to_string())
+}
+
 impl BuildArgs {
     /// The build's options: `lantern.toml` (or --config) with the flags laid over it.
     pub fn options(self) -> anyhow::Result<lantern_indexer::BuildOptions> {
@@ -253,6 +268,11 @@ impl BuildArgs {
             config.include = self.include;
         }
         config.exclude.extend(self.exclude);
+        if self.html {
+            config.input = lantern_indexer::config::Input::Html;
+        } else if self.markdown {
+            config.input = lantern_indexer::config::Input::Markdown;
+        }
         if let Some(b) = self.base_url {
             config.base_url = b;
         }

@@ -102,13 +102,17 @@ fn run_writing(command: Command) -> Result<()> {
             k,
             json,
             explain,
+            filters,
             model,
         } => {
+            let filter = filters
+                .iter()
+                .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
             let dir = model.dir();
             let needs_model = mode != lantern_engine::Mode::Keyword;
             let searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
             let started = std::time::Instant::now();
-            let results = searcher.search(&text, mode, k)?;
+            let results = searcher.search_filtered(&text, mode, k, &filter)?;
             let took = started.elapsed();
             if json {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;

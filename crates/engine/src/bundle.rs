@@ -22,7 +22,7 @@ use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -85,6 +85,10 @@ pub struct Page {
     pub source: String,
     /// The page's language: its words were stemmed for it.
     pub lang: Lang,
+    /// `key:value` facts shown with its results (`data-lantern-meta`).
+    pub meta: Vec<(String, String)>,
+    /// `key:value` pairs searches can be restricted to (`data-lantern-filter`).
+    pub filters: Vec<(String, String)>,
 }
 
 /// A searchable piece of one section.

@@ -46,6 +46,17 @@ pub enum Error {
     /// A search mode name that is not `hybrid`, `vector` (or `semantic`) or `keyword`.
     #[error("unknown mode {0:?} (hybrid, vector or keyword)")]
     UnknownMode(String),
+    /// A filter no page of the bundle carries.
+    #[error("unknown filter {key:?} ({known})")]
+    UnknownFilter {
+        /// The key asked for.
+        key: String,
+        /// The keys the bundle has, as a sentence.
+        known: String,
+    },
+    /// A filter that is not `key=value`.
+    #[error("bad filter: {0}")]
+    BadFilter(String),
     /// The answer service's event stream failed or broke the protocol.
     #[error("{0}")]
     AnswerStream(String),

@@ -35,7 +35,14 @@ impl Engine {
     ///
     /// Also returns the score bound: what a chunk matching every term at full saturation would
     /// score, so fusion can tell a strong match from the best of weak ones.
-    pub(crate) fn keyword(&self, query: &Query, k: usize) -> (Vec<(u32, f32)>, f32) {
+    ///
+    /// Only chunks `keep` accepts are returned (filters).
+    pub(crate) fn keyword(
+        &self,
+        query: &Query,
+        k: usize,
+        keep: &dyn Fn(u32) -> bool,
+    ) -> (Vec<(u32, f32)>, f32) {
         let lex = self.bundle.lexical();
         let mut expanded = Vec::new();
         let mut missing = 0usize;
@@ -144,6 +151,7 @@ impl Engine {
                 }
             }
         }
+        scores.retain(|&c, _| keep(c));
         (top_k(scores, k), bound)
     }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::analyze::{Analyzer, Lang};
 use crate::bundle::Bundle;
 use crate::error::Error;
+use crate::filter::{Facet, Filter};
 use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
 use crate::query::Query;
 use crate::vector::VectorHit;
@@ -146,6 +147,14 @@ pub struct Results {
     pub all_words: bool,
 }
 
+/// Which chunks a search may return.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    All,
+    /// Chunks of the pages marked true.
+    Pages(&'a [bool]),
+}
+
 /// A bundle ready to search.
 pub struct Engine {
     pub(crate) bundle: Bundle,
@@ -206,6 +215,28 @@ impl Engine {
         v.search(query_vector, k)
     }
 
+    /// Dense hits among the chunks `keep` accepts, by an exact scan.
+    fn vector_in(
+        &self,
+        query_vector: &[f32],
+        k: usize,
+        keep: &dyn Fn(u32) -> bool,
+    ) -> Vec<VectorHit> {
+        let v = self.bundle.vectors();
+        let mut hits: Vec<VectorHit> = (0..self.bundle.chunks().len() as u32)
+            .filter(|&c| keep(c))
+            .filter_map(|chunk| {
+                Some(VectorHit {
+                    chunk,
+                    cosine: v.cosine(query_vector, chunk)?,
+                })
+            })
+            .collect();
+        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.chunk.cmp(&b.chunk)));
+        hits.truncate(k);
+        hits
+    }
+
     /// Runs a search. Without a query vector, hybrid and vector modes fall back to keyword.
     pub fn search(
         &self,
@@ -217,6 +248,36 @@ impl Engine {
         self.search_with(text, query_vector, mode, k, (self.fusion, self.page_score))
     }
 
+    /// [`Engine::search`] restricted to the pages `filter` accepts. A key no page carries is
+    /// an error (a typo would otherwise silently return nothing).
+    pub fn search_filtered(
+        &self,
+        text: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Results, Error> {
+        if filter.is_empty() {
+            return Ok(self.search(text, query_vector, mode, k));
+        }
+        let pages = filter.pages(&self.bundle)?;
+        let scope = Scope::Pages(&pages);
+        Ok(self.run(
+            text,
+            query_vector,
+            mode,
+            k,
+            (self.fusion, self.page_score),
+            scope,
+        ))
+    }
+
+    /// The bundle's filter keys and values, with page counts, for facets.
+    pub fn facets(&self) -> Vec<Facet> {
+        crate::filter::facets(&self.bundle)
+    }
+
     /// [`Engine::search`] with another fusion than the engine's (evaluation compares them).
     pub fn search_with(
         &self,
@@ -224,21 +285,45 @@ impl Engine {
         query_vector: Option<&[f32]>,
         mode: Mode,
         k: usize,
+        fusion: (Fusion, PageScore),
+    ) -> Results {
+        self.run(text, query_vector, mode, k, fusion, Scope::All)
+    }
+
+    fn run(
+        &self,
+        text: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
         (fusion, page_score): (Fusion, PageScore),
+        scope: Scope<'_>,
     ) -> Results {
         let query = Query::parse(text);
         let mode = match (mode, query_vector) {
             (Mode::Hybrid | Mode::Vector, None) => Mode::Keyword,
             (m, _) => m,
         };
+        let chunks = self.bundle.chunks();
+        let in_scope = |c: u32| match scope {
+            Scope::All => true,
+            Scope::Pages(pages) => chunks
+                .get(c as usize)
+                .is_some_and(|ch| pages.get(ch.page as usize) == Some(&true)),
+        };
         let (keyword, keyword_bound) = if mode != Mode::Vector {
-            self.keyword(&query, KEYWORD_DEPTH.max(k))
+            self.keyword(&query, KEYWORD_DEPTH.max(k), &in_scope)
         } else {
             (Vec::new(), 0.0)
         };
         let dense = match (mode, query_vector) {
             (Mode::Keyword, _) | (_, None) => Vec::new(),
-            (_, Some(q)) => self.vector(q, FUSION_DEPTH.max(k)),
+            (_, Some(q)) => match scope {
+                Scope::All => self.vector(q, FUSION_DEPTH.max(k)),
+                // A graph walk would find the nearest chunks and then drop those out of
+                // scope; the chunks in scope are scanned instead, so none is missed.
+                Scope::Pages(_) => self.vector_in(q, FUSION_DEPTH.max(k), &in_scope),
+            },
         };
         let best_cosine = dense.first().map(|h| h.cosine);
 
@@ -254,7 +339,6 @@ impl Engine {
         let vector_list: Vec<(u32, f32)> = dense.iter().map(|h| (h.chunk, h.cosine)).collect();
         let vs = signals(&mut vector_list.iter().copied());
 
-        let chunks = self.bundle.chunks();
         let page_of = |c: u32| chunks.get(c as usize).map_or(u32::MAX, |c| c.page);
         let vectors = self.bundle.vectors();
         let extra_cosine: HashMap<u32, f32> = match (mode, query_vector) {

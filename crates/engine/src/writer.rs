@@ -43,8 +43,24 @@ impl BundleWriter {
             title: title.to_string(),
             source: source.to_string(),
             lang,
+            meta: Vec::new(),
+            filters: Vec::new(),
         });
         self.pages.len() as u32 - 1
+    }
+
+    /// Sets a page's meta (shown with its results) and filters (to restrict searches by).
+    /// Unknown page ids are ignored.
+    pub fn set_page_facets(
+        &mut self,
+        page: u32,
+        meta: Vec<(String, String)>,
+        filters: Vec<(String, String)>,
+    ) {
+        if let Some(p) = self.pages.get_mut(page as usize) {
+            p.meta = meta;
+            p.filters = filters;
+        }
     }
 
     /// Adds a chunk of page `page` and returns its id. Its vector is given to [`Self::finish`]

@@ -14,7 +14,7 @@ use lantern_engine::{BundleWriter, Lang, ModelInfo, PartSizes};
 use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections};
 use crate::config::Config;
-use crate::extract::{extract, title_from_path};
+use crate::extract::{extract_source, ParsedPage};
 use crate::source::{self, SkipReason, Skipped};
 
 /// What to build, and where.
@@ -49,6 +49,33 @@ pub struct BuildReport {
     pub total_time: Duration,
 }
 
+/// The page a built folder's `index.html` repeats, if it does: mdBook writes its first chapter
+/// twice, as itself and as `index.html`. Only a sibling with the same sections counts, so
+/// versioned copies of a page in other folders are kept.
+fn repeated_index<'a>(
+    file: &source::SourceFile,
+    page: &ParsedPage,
+    all: &'a [(
+        &source::SourceFile,
+        ParsedPage,
+        Vec<crate::chunk::ChunkText>,
+    )],
+) -> Option<&'a str> {
+    let (dir, name) = file.rel.rsplit_once('/').unwrap_or(("", &file.rel));
+    if !name.eq_ignore_ascii_case("index.html") {
+        return None;
+    }
+    all.iter()
+        .find(|(other, p, _)| {
+            let other_dir = other.rel.rsplit_once('/').map_or("", |(d, _)| d);
+            other.rel != file.rel
+                && other_dir == dir
+                && p.sections == page.sections
+                && p.title == page.title
+        })
+        .map(|(other, _, _)| other.rel.as_str())
+}
+
 /// The default cache file for a bundle: `site.lantern` -> `site.lantern.cache`.
 pub fn default_cache_path(out: &Path) -> PathBuf {
     let mut s = out.as_os_str().to_owned();
@@ -59,7 +86,11 @@ pub fn default_cache_path(out: &Path) -> PathBuf {
 pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> Result<BuildReport> {
     let started = Instant::now();
     opts.config.validate()?;
-    let (files, mut skipped) = source::collect(&opts.docs, &opts.config)?;
+    let source::Collected {
+        files,
+        mut skipped,
+        input,
+    } = source::collect(&opts.docs, &opts.config)?;
     let mut warnings = Vec::new();
 
     // Pages and chunks, in path order.
@@ -82,23 +113,39 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .unwrap_or(manifest.abstain_cosine);
     let mut writer = BundleWriter::new(model, abstain);
     let mut page_sources: Vec<&str> = Vec::new();
+    let mut extracted: Vec<(
+        &source::SourceFile,
+        ParsedPage,
+        Vec<crate::chunk::ChunkText>,
+    )> = Vec::new();
     for file in &files {
         let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let page = extract(&file.text, &title_from_path(&file.rel), opts.config.slugs);
-            let pieces = split_sections(&page.sections, budget, 2, &count);
-            (page, pieces)
+            extract_source(&file.rel, &file.text, opts.config.slugs).map(|page| {
+                let pieces = split_sections(&page.sections, budget, 2, &count);
+                (page, pieces)
+            })
         }));
-        let Ok((page, pieces)) = parsed else {
-            skipped.push(Skipped {
+        match parsed {
+            Err(_) => skipped.push(Skipped {
                 path: file.rel.clone(),
                 reason: SkipReason::Unparsable,
-            });
-            continue;
-        };
-        if pieces.is_empty() {
-            skipped.push(Skipped {
+            }),
+            Ok(Err(skip)) => skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: skip.into(),
+            }),
+            Ok(Ok((_, pieces))) if pieces.is_empty() => skipped.push(Skipped {
                 path: file.rel.clone(),
                 reason: SkipReason::NoText,
+            }),
+            Ok(Ok((page, pieces))) => extracted.push((file, page, pieces)),
+        }
+    }
+    for (file, page, pieces) in &extracted {
+        if let Some(original) = repeated_index(file, page, &extracted) {
+            skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: SkipReason::Duplicate(original.to_string()),
             });
             continue;
         }
@@ -109,6 +156,7 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
             &file.rel,
             lang,
         );
+        writer.set_page_facets(page_id, page.meta.clone(), page.filters.clone());
         page_sources.push(&file.rel);
         for piece in pieces {
             let s = &page.sections[piece.section];
@@ -122,11 +170,15 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
             .map(|s| format!("\n  {}: {}", s.path, s.reason))
             .collect();
         bail!(
-            "nothing to index under {}: {} file(s) in scope, {} skipped (include globs: {:?}){}{}",
+            "nothing to index under {}: {} file(s) in scope, {} skipped (read as {input:?}; include globs: {:?}){}{}",
             opts.docs.display(),
             files.len(),
             skipped.len(),
-            opts.config.include,
+            if opts.config.include.is_empty() {
+                input.default_include()
+            } else {
+                opts.config.include.clone()
+            },
             named.concat(),
             if skipped.len() > 20 { "\n  ..." } else { "" }
         );

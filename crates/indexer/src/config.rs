@@ -27,6 +27,19 @@ pub enum UrlStyle {
     Directory,
 }
 
+/// What the docs folder holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Input {
+    /// Markdown if the folder has any markdown file, else built HTML.
+    #[default]
+    Auto,
+    /// Markdown sources (`**/*.md`, `**/*.markdown`).
+    Markdown,
+    /// A site generator's built HTML (`**/*.html`, `**/*.htm`); page URLs are the files' paths.
+    Html,
+}
+
 /// How heading anchors are made from heading text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -41,7 +54,10 @@ pub enum SlugStyle {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
-    /// Globs (relative to the docs folder) of files to index.
+    /// Markdown sources or built HTML.
+    pub input: Input,
+    /// Globs (relative to the docs folder) of files to index; empty means the input's own
+    /// (`**/*.md` and `**/*.markdown`, or `**/*.html` and `**/*.htm`).
     pub include: Vec<String>,
     /// Globs of files to leave out, applied after `include`.
     pub exclude: Vec<String>,
@@ -62,7 +78,8 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            include: vec!["**/*.md".into(), "**/*.markdown".into()],
+            input: Input::Auto,
+            include: Vec::new(),
             exclude: vec!["**/node_modules/**".into(), "**/.*/**".into()],
             base_url: "/".into(),
             urls: UrlStyle::Html,
@@ -81,6 +98,37 @@ impl std::str::FromStr for UrlStyle {
             "html" => Ok(UrlStyle::Html),
             "directory" => Ok(UrlStyle::Directory),
             _ => Err(format!("unknown URL style {s:?} (html or directory)")),
+        }
+    }
+}
+
+impl std::str::FromStr for Input {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "auto" => Ok(Input::Auto),
+            "markdown" => Ok(Input::Markdown),
+            "html" => Ok(Input::Html),
+            _ => Err(format!("unknown input {s:?} (auto, markdown or html)")),
+        }
+    }
+}
+
+impl Input {
+    /// The files this input reads when `include` names none.
+    pub fn default_include(self) -> Vec<String> {
+        let globs: &[&str] = match self {
+            Input::Html => &["**/*.html", "**/*.htm"],
+            Input::Auto | Input::Markdown => &["**/*.md", "**/*.markdown"],
+        };
+        globs.iter().map(|g| g.to_string()).collect()
+    }
+
+    /// What generators write that is not a page of the docs.
+    pub fn default_exclude(self) -> Vec<String> {
+        match self {
+            Input::Html => vec!["404.html".into(), "**/404.html".into()],
+            Input::Auto | Input::Markdown => Vec::new(),
         }
     }
 }
@@ -130,8 +178,18 @@ impl Config {
     }
 
     /// Where the page built from `rel` (a `/`-separated path relative to the docs folder) lives
-    /// in the site, as a plain path without the base URL: `guide/install.html`, `guide/`.
+    /// in the site, as a plain path without the base URL: `guide/install.html`, `guide/`. A
+    /// built HTML page stays where it is, a folder's `index.html` named by the folder.
     pub fn page_path(&self, rel: &str) -> String {
+        if crate::extract::is_html_path(rel) {
+            let (dir, name) = rel.rsplit_once('/').map_or(("", rel), |(d, n)| (d, n));
+            let lower = name.to_ascii_lowercase();
+            return match (lower == "index.html" || lower == "index.htm", dir) {
+                (true, "") => String::new(),
+                (true, d) => format!("{d}/"),
+                (false, _) => rel.to_string(),
+            };
+        }
         let stem = rel.rsplit_once('.').map(|(s, _)| s).unwrap_or(rel);
         let (dir, name) = match stem.rsplit_once('/') {
             Some((d, n)) => (format!("{d}/"), n),
@@ -184,6 +242,12 @@ mod tests {
         );
         assert_eq!(c.page_path("my page #1?.md"), "my page #1?.html");
         assert_eq!(c.page_url("ünï/x.md"), "/book/%C3%BCn%C3%AF/x.html");
+        // Built pages keep their paths; folder indexes are pretty URLs.
+        assert_eq!(c.page_url("index.html"), "/book/");
+        assert_eq!(c.page_url("guide/index.html"), "/book/guide/");
+        assert_eq!(c.page_url("guide/a b.htm"), "/book/guide/a%20b.htm");
+        c.urls = UrlStyle::Directory;
+        assert_eq!(c.page_url("guide/install.html"), "/book/guide/install.html");
     }
 
     #[test]
@@ -203,8 +267,10 @@ mod tests {
     #[test]
     fn unknown_keys_are_rejected() {
         assert!(toml::from_str::<Config>("inclde = []").is_err());
-        let c: Config = toml::from_str("base_url = '/x/'\nurls = 'directory'").unwrap();
+        let c: Config =
+            toml::from_str("base_url = '/x/'\nurls = 'directory'\ninput = 'html'").unwrap();
+        assert_eq!(c.input, Input::Html);
         assert_eq!(c.urls, UrlStyle::Directory);
-        assert_eq!(c.include, Config::default().include);
+        assert!(c.include.is_empty());
     }
 }

@@ -110,7 +110,14 @@ pub fn render_site(
     site_title: &str,
     widget_head: &str,
 ) -> Result<usize> {
-    let (files, _) = source::collect(docs, config)?;
+    let collected = source::collect(docs, config)?;
+    if collected.input == crate::config::Input::Html {
+        anyhow::bail!(
+            "{} holds built HTML: `lantern site` renders markdown; index a built site with `lantern build`",
+            docs.display()
+        );
+    }
+    let files = collected.files;
     let pages: Vec<RenderedPage> = files
         .iter()
         .map(|f| render_markdown(&f.text, &f.rel, config))

@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::config::Config;
+use crate::config::{Config, Input};
+use crate::extract::HtmlSkip;
 
 /// A document that will be indexed.
 pub struct SourceFile {
@@ -53,6 +54,52 @@ pub enum SkipReason {
     /// Nothing left to index after extraction (empty, or headings only).
     #[error("no text to index")]
     NoText,
+    /// A built page that asks not to be indexed, or cannot be.
+    #[error(transparent)]
+    Html(#[from] HtmlSkip),
+    /// A folder's `index.html` that repeats a page beside it (mdBook copies its first
+    /// chapter there): indexing both would show every result twice.
+    #[error("repeats {0}")]
+    Duplicate(String),
+}
+
+/// The files read, those left out, and what the folder turned out to hold.
+pub struct Collected {
+    pub files: Vec<SourceFile>,
+    pub skipped: Vec<Skipped>,
+    /// Markdown or HTML (never `Auto`).
+    pub input: Input,
+}
+
+/// What a folder holds: markdown if any file in scope is markdown, else built HTML if any page
+/// is, else markdown (and the build will say nothing was found).
+pub fn detect_input(root: &Path, config: &Config) -> Result<Input> {
+    if config.input != Input::Auto {
+        return Ok(config.input);
+    }
+    let exclude = globset(&config.exclude)?;
+    let markdown = globset(&Input::Markdown.default_include())?;
+    let html = globset(&Input::Html.default_include())?;
+    let mut saw_html = false;
+    for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        let Some(rel) = rel.to_str() else { continue };
+        let rel = rel.replace('\\', "/");
+        if !entry.file_type().is_file() || exclude.is_match(&rel) {
+            continue;
+        }
+        if markdown.is_match(&rel) {
+            return Ok(Input::Markdown);
+        }
+        saw_html |= html.is_match(&rel);
+    }
+    Ok(if saw_html {
+        Input::Html
+    } else {
+        Input::Markdown
+    })
 }
 
 fn globset(globs: &[String]) -> Result<GlobSet> {
@@ -64,12 +111,19 @@ fn globset(globs: &[String]) -> Result<GlobSet> {
 }
 
 /// Reads every in-scope file under `root`, in path order (so builds are deterministic).
-pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Skipped>)> {
-    let include = globset(&config.include)?;
-    let exclude = globset(&config.exclude)?;
+pub fn collect(root: &Path, config: &Config) -> Result<Collected> {
     if !root.is_dir() {
         anyhow::bail!("{} is not a folder", root.display());
     }
+    let input = detect_input(root, config)?;
+    let include = if config.include.is_empty() {
+        globset(&input.default_include())?
+    } else {
+        globset(&config.include)?
+    };
+    let mut excludes = config.exclude.clone();
+    excludes.extend(input.default_exclude());
+    let exclude = globset(&excludes)?;
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
@@ -122,7 +176,11 @@ pub fn collect(root: &Path, config: &Config) -> Result<(Vec<SourceFile>, Vec<Ski
             );
         }
     }
-    Ok((files, skipped))
+    Ok(Collected {
+        files,
+        skipped,
+        input,
+    })
 }
 
 /// The file as text, or why it cannot be indexed.

@@ -83,8 +83,16 @@ pub fn load_golden(path: &Path) -> Result<Vec<Question>> {
 }
 
 /// Does a page's source path match an expected path? Expected paths may carry a prefix
-/// (`docs/book/ch01.md` matches `ch01.md`).
+/// (`docs/book/ch01.md` matches `ch01.md`), and a page built from markdown is the same page
+/// as its generator's HTML (`ch01.md` matches `ch01.html`), so one labelled set scores both.
 pub fn page_matches(source: &str, expected: &str) -> bool {
+    fn stem(path: &str) -> &str {
+        [".md", ".markdown", ".html", ".htm"]
+            .iter()
+            .find_map(|ext| path.strip_suffix(ext))
+            .unwrap_or(path)
+    }
+    let (source, expected) = (stem(source), stem(expected));
     expected == source || expected.ends_with(&format!("/{source}"))
 }
 
@@ -605,5 +613,7 @@ mod tests {
         assert!(page_matches("ch01.md", "docs/book/ch01.md"));
         assert!(page_matches("ch01.md", "ch01.md"));
         assert!(!page_matches("h01.md", "docs/book/ch01.md"));
+        assert!(page_matches("ch01.html", "docs/book/ch01.md"));
+        assert!(!page_matches("ch01.html", "docs/book/ch01.rs"));
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use lantern_embedder::{Embedder, Model};
-use lantern_engine::{Bundle, Engine, Mode, Results};
+use lantern_engine::{Bundle, Engine, Filter, Mode, Results};
 
 /// An opened bundle and, when vectors are wanted, the embedder of its model.
 pub struct Searcher {
@@ -69,11 +69,24 @@ impl Searcher {
 
     /// Searches in `mode`; modes that need vectors need the model.
     pub fn search(&self, text: &str, mode: Mode, k: usize) -> Result<Results> {
+        self.search_filtered(text, mode, k, &Filter::default())
+    }
+
+    /// [`Searcher::search`] over the pages `filter` accepts; an unknown filter key is an error.
+    pub fn search_filtered(
+        &self,
+        text: &str,
+        mode: Mode,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Results> {
         let vector = match mode {
             Mode::Keyword => None,
             _ if self.embedder.is_none() => bail!("{mode} search needs the model"),
             _ => self.embed(text)?,
         };
-        Ok(self.engine.search(text, vector.as_deref(), mode, k))
+        Ok(self
+            .engine
+            .search_filtered(text, vector.as_deref(), mode, k, filter)?)
     }
 }

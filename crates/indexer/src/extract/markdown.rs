@@ -4,9 +4,11 @@
 
 use std::collections::HashMap;
 
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    CodeBlockKind, Event, HeadingLevel, MetadataBlockKind, Options, Parser, Tag, TagEnd,
+};
 
-use super::{ParsedPage, Section};
+use super::{assemble, collapse_ws, ensure_blank_line, is_directive, ParsedPage, RawSection};
 use crate::config::SlugStyle;
 
 /// Makes heading ids the way the site generator does, repeats numbered `-1`, `-2`...
@@ -63,56 +65,59 @@ pub struct FrontMatter {
     pub lang: Option<String>,
 }
 
-/// Splits off YAML (`---`) or TOML (`+++`) front matter and reads its top-level `title` and
-/// `lang` (indented keys belong to nested tables, like `seo: title:`, and are not the page's).
-fn front_matter(src: &str) -> (FrontMatter, &str) {
-    for fence in ["---", "+++"] {
-        let Some(rest) = src.strip_prefix(fence) else {
-            continue;
-        };
-        let Some(rest) = rest
-            .strip_prefix('\n')
-            .or_else(|| rest.strip_prefix("\r\n"))
-        else {
-            continue;
-        };
-        let mut offset = 0;
-        for line in rest.split_inclusive('\n') {
-            if line.trim_end() == fence || (fence == "---" && line.trim_end() == "...") {
-                let meta = &rest[..offset];
-                let value = |keys: &[&str]| {
-                    let mut in_table = false;
-                    meta.lines().find_map(|l| {
-                        // TOML: keys after a [table] header are not top-level.
-                        if l.trim_start().starts_with('[') {
-                            in_table = true;
-                        }
-                        if in_table || l.starts_with(char::is_whitespace) {
-                            return None;
-                        }
-                        let (k, v) = l.split_once([':', '='])?;
-                        keys.contains(&k.trim())
-                            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
-                            .filter(|t| !t.is_empty())
-                    })
-                };
-                let fm = FrontMatter {
-                    title: value(&["title"]),
-                    lang: value(&["lang", "language"]),
-                };
-                return (fm, &rest[offset + line.len()..]);
-            }
-            offset += line.len();
+/// Reads YAML (`---`) or TOML (`+++`) front matter, found by pulldown-cmark's metadata-block
+/// rules, with a real parser: only top-level keys count (a nested `seo: title:` is not the
+/// page's title). Front matter that does not parse is ignored, like a missing one.
+fn front_matter(body: &str) -> FrontMatter {
+    let mut events = parser(body);
+    let Some(Event::Start(Tag::MetadataBlock(kind))) = events.next() else {
+        return FrontMatter::default();
+    };
+    let mut text = String::new();
+    for event in events {
+        match event {
+            Event::Text(t) => text.push_str(&t),
+            Event::End(TagEnd::MetadataBlock(_)) => break,
+            _ => {}
         }
     }
-    (FrontMatter::default(), src)
-}
-
-/// mdBook `{{#include ...}}` and mkdocs `{* ... *}` lines pull in other files at site build
-/// time; their arguments are not prose, so they are dropped.
-fn is_directive(line: &str) -> bool {
-    let t = line.trim();
-    (t.starts_with("{{#") && t.ends_with("}}")) || (t.starts_with("{*") && t.ends_with("*}"))
+    let scalar = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    match kind {
+        MetadataBlockKind::YamlStyle => {
+            let Ok(serde_yaml_ng::Value::Mapping(map)) =
+                serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&text)
+            else {
+                return FrontMatter::default();
+            };
+            let get = |keys: &[&str]| {
+                keys.iter().find_map(|k| match map.get(*k)? {
+                    serde_yaml_ng::Value::String(s) => scalar(Some(s.clone())),
+                    serde_yaml_ng::Value::Number(n) => scalar(Some(n.to_string())),
+                    _ => None,
+                })
+            };
+            FrontMatter {
+                title: get(&["title"]),
+                lang: get(&["lang", "language"]),
+            }
+        }
+        MetadataBlockKind::PlusesStyle => {
+            let Ok(table) = text.parse::<toml::Table>() else {
+                return FrontMatter::default();
+            };
+            let get = |keys: &[&str]| {
+                keys.iter().find_map(|k| match table.get(*k)? {
+                    toml::Value::String(s) => scalar(Some(s.clone())),
+                    toml::Value::Integer(n) => scalar(Some(n.to_string())),
+                    _ => None,
+                })
+            };
+            FrontMatter {
+                title: get(&["title"]),
+                lang: get(&["lang", "language"]),
+            }
+        }
+    }
 }
 
 /// Visible text of an HTML fragment: tags and comments removed, common entities decoded.
@@ -155,15 +160,14 @@ pub fn title_from_path(rel: &str) -> String {
     }
 }
 
-/// Front matter title and the body without front matter or directive lines: the text that both
-/// the chunker and the HTML renderer parse, so anchors agree.
+/// Front matter and the body without directive lines: the text that both the chunker and the
+/// HTML renderer parse (front matter stays in it as a metadata block), so anchors agree.
 pub fn clean_source(src: &str) -> (FrontMatter, String) {
-    let (fm, body) = front_matter(src);
-    let body = body
+    let body: String = src
         .split_inclusive('\n')
         .filter(|l| !is_directive(l))
         .collect();
-    (fm, body)
+    (front_matter(&body), body)
 }
 
 /// The markdown dialect Lantern reads (CommonMark plus the common GitHub extensions).
@@ -172,7 +176,9 @@ pub fn parser(body: &str) -> Parser<'_> {
         | Options::ENABLE_FOOTNOTES
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES;
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS;
     Parser::new_ext(body, opts)
 }
 
@@ -194,7 +200,15 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
         text: String::new(),
     }];
     let mut in_heading = false;
+    let mut in_metadata = false;
     for event in parser(&body) {
+        // Front matter was read above; it is not text.
+        match event {
+            Event::Start(Tag::MetadataBlock(_)) => in_metadata = true,
+            Event::End(TagEnd::MetadataBlock(_)) => in_metadata = false,
+            _ if in_metadata => continue,
+            _ => {}
+        }
         let cur = raws.last_mut().expect("always one section");
         let buf = if in_heading {
             &mut cur.heading
@@ -247,97 +261,31 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
         }
     }
 
-    // Front matter names the page; else its first h1; else its first heading when that opens
-    // the page (mdBook sub-chapters start at h2); else the file name.
-    let heading_of = |r: Option<&Raw>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
-    let first_h1 = heading_of(raws.iter().find(|r| r.level == Some(HeadingLevel::H1)));
-    let opening = raws
-        .get(1)
-        .filter(|_| raws[0].text.trim().is_empty())
-        .and_then(|r| heading_of(Some(r)));
-    let title = fm_title
-        .or(first_h1)
-        .or(opening)
-        .unwrap_or_else(|| fallback_title.to_string());
-
     let mut slugger = Slugger::new(slugs);
-    let mut stack: Vec<(HeadingLevel, String)> = Vec::new();
-    let mut sections = Vec::new();
-    let mut anchors = Vec::new();
-    for raw in raws {
-        let heading = collapse_ws(&raw.heading);
-        let anchor = match raw.level {
-            None => String::new(),
-            Some(_) => match raw.id {
-                Some(id) => slugger.unique(id),
-                None => slugger.slug(&heading),
-            },
-        };
-        if let Some(level) = raw.level {
-            anchors.push(anchor.clone());
-            while stack.last().is_some_and(|(l, _)| *l >= level) {
-                stack.pop();
+    let raws = raws
+        .into_iter()
+        .map(|raw| {
+            let anchor = match (raw.level, raw.id) {
+                (None, _) => String::new(),
+                (Some(_), Some(id)) => slugger.unique(id),
+                (Some(_), None) => slugger.slug(&collapse_ws(&raw.heading)),
+            };
+            RawSection {
+                level: raw.level.map_or(0, |l| l as u8),
+                heading: raw.heading,
+                anchor,
+                text: raw.text,
             }
-            stack.push((level, heading.clone()));
-        }
-        let mut breadcrumb = vec![title.clone()];
-        for (i, (_, h)) in stack.iter().enumerate() {
-            // The heading that names the page is already the title.
-            let is_title = i == 0 && *h == title;
-            if !is_title && !h.is_empty() {
-                breadcrumb.push(h.clone());
-            }
-        }
-        let text = tidy(&raw.text);
-        if text.is_empty() {
-            continue;
-        }
-        sections.push(Section {
-            breadcrumb,
-            anchor,
-            text,
-        });
-    }
+        })
+        .collect();
+    let (title, sections, anchors) = assemble(fm_title, fallback_title, raws);
     ParsedPage {
         title,
         lang: fm.lang,
         sections,
         anchors,
+        ..ParsedPage::default()
     }
-}
-
-fn ensure_blank_line(buf: &mut String) {
-    if buf.is_empty() || buf.ends_with("\n\n") {
-        return;
-    }
-    if buf.ends_with('\n') {
-        buf.push('\n');
-    } else {
-        buf.push_str("\n\n");
-    }
-}
-
-fn collapse_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Trims trailing spaces and runs of blank lines; keeps code indentation.
-fn tidy(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut blank = 0;
-    for line in text.lines() {
-        let line = line.trim_end();
-        if line.is_empty() {
-            blank += 1;
-            continue;
-        }
-        if !out.is_empty() {
-            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
-        }
-        blank = 0;
-        out.push_str(line);
-    }
-    out
 }
 
 #[cfg(test)]

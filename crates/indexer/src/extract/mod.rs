@@ -1,10 +1,12 @@
 //! Extraction: a source file becomes a page title and its sections, each with a breadcrumb
-//! and an anchor. One module per input format; everything after this (chunking, embedding,
-//! the bundle) is the same for all of them. A new format adds a module here and a branch in
-//! [`extract`].
+//! and an anchor. One module per input format (markdown sources, built HTML of any site
+//! generator); everything after this (chunking, embedding, the bundle) is the same for both.
+//! Both formats hand their headings to [`assemble`], so titles and breadcrumbs follow one rule.
 
+mod html;
 mod markdown;
 
+pub use html::{parse_html, HtmlSkip};
 pub use markdown::{clean_source, parser, title_from_path, FrontMatter};
 
 use crate::config::SlugStyle;
@@ -20,17 +22,143 @@ pub struct Section {
 }
 
 /// A parsed page.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParsedPage {
     pub title: String,
-    /// The language front matter names (`lang`/`language`), if any.
+    /// The page's language (front matter `lang`, `<html lang>`), if it names one.
     pub lang: Option<String>,
     pub sections: Vec<Section>,
     /// The id of every heading in document order, empty sections' included.
     pub anchors: Vec<String>,
+    /// `key:value` facts shown with results (`data-lantern-meta`), in document order.
+    pub meta: Vec<(String, String)>,
+    /// `key:value` pairs results can be filtered by (`data-lantern-filter`), in document order.
+    pub filters: Vec<(String, String)>,
 }
 
-/// Reads one source file. `fallback_title` names a page that states no title of its own.
+/// Reads one markdown source. `fallback_title` names a page that states no title of its own.
 pub fn extract(text: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage {
     markdown::parse_markdown(text, fallback_title, slugs)
+}
+
+/// Reads one source file of either format, by its extension.
+pub fn extract_source(rel: &str, text: &str, slugs: SlugStyle) -> Result<ParsedPage, HtmlSkip> {
+    let fallback = title_from_path(rel);
+    if is_html_path(rel) {
+        parse_html(text, &fallback)
+    } else {
+        Ok(extract(text, &fallback, slugs))
+    }
+}
+
+/// Is this source path a built HTML page (rather than markdown)?
+pub fn is_html_path(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    lower.ends_with(".html") || lower.ends_with(".htm")
+}
+
+/// A heading (or the text before the first one) as a format's parser found it.
+pub(crate) struct RawSection {
+    /// 1-6; 0 for the text before the first heading.
+    pub level: u8,
+    pub heading: String,
+    /// The anchor the site links to (already made unique by the format).
+    pub anchor: String,
+    pub text: String,
+}
+
+/// The page title and breadcrumbs from a page's headings. The title is `explicit` (front
+/// matter, `data-lantern-title`); else the first h1; else the first heading when it opens the
+/// page (mdBook sub-chapters start at h2); else `fallback`.
+pub(crate) fn assemble(
+    explicit: Option<String>,
+    fallback: &str,
+    raws: Vec<RawSection>,
+) -> (String, Vec<Section>, Vec<String>) {
+    let heading_of =
+        |r: Option<&RawSection>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
+    let first_h1 = heading_of(raws.iter().find(|r| r.level == 1));
+    let opening = raws
+        .iter()
+        .position(|r| r.level > 0)
+        .filter(|&i| raws[..i].iter().all(|r| r.text.trim().is_empty()))
+        .and_then(|i| heading_of(raws.get(i)));
+    let title = explicit
+        .or(first_h1)
+        .or(opening)
+        .unwrap_or_else(|| fallback.to_string());
+
+    let mut stack: Vec<(u8, String)> = Vec::new();
+    let mut sections = Vec::new();
+    let mut anchors = Vec::new();
+    for raw in raws {
+        let heading = collapse_ws(&raw.heading);
+        if raw.level > 0 {
+            anchors.push(raw.anchor.clone());
+            while stack.last().is_some_and(|(l, _)| *l >= raw.level) {
+                stack.pop();
+            }
+            stack.push((raw.level, heading));
+        }
+        let mut breadcrumb = vec![title.clone()];
+        for (i, (_, h)) in stack.iter().enumerate() {
+            // The heading that names the page is already the title.
+            let is_title = i == 0 && *h == title;
+            if !is_title && !h.is_empty() {
+                breadcrumb.push(h.clone());
+            }
+        }
+        let text = tidy(&raw.text);
+        if text.is_empty() {
+            continue;
+        }
+        sections.push(Section {
+            breadcrumb,
+            anchor: raw.anchor,
+            text,
+        });
+    }
+    (title, sections, anchors)
+}
+
+/// mdBook `{{#include ...}}` and mkdocs `{* ... *}` lines pull in other files at site build
+/// time; their arguments are not prose, so they are dropped (from markdown before it is read,
+/// and from built pages where a generator left one unexpanded).
+pub(crate) fn is_directive(line: &str) -> bool {
+    let t = line.trim();
+    (t.starts_with("{{#") && t.ends_with("}}")) || (t.starts_with("{*") && t.ends_with("*}"))
+}
+
+pub(crate) fn ensure_blank_line(buf: &mut String) {
+    if buf.is_empty() || buf.ends_with("\n\n") {
+        return;
+    }
+    if buf.ends_with('\n') {
+        buf.push('\n');
+    } else {
+        buf.push_str("\n\n");
+    }
+}
+
+pub(crate) fn collapse_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Trims trailing spaces and runs of blank lines; keeps code indentation.
+fn tidy(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = 0;
+    for line in text.lines() {
+        let line = line.trim_end();
+        if line.is_empty() {
+            blank += 1;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank > 0 { "\n\n" } else { "\n" });
+        }
+        blank = 0;
+        out.push_str(line);
+    }
+    out
 }

@@ -1,0 +1,128 @@
+//! Filters: the `key:value` pairs a site puts on its pages (`data-lantern-filter`), and the
+//! rule a search applies with them. Within one key any listed value matches; every key listed
+//! must match (Pagefind's semantics).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::Bundle;
+use crate::error::{Error, Result};
+
+/// Which pages a search may return.
+///
+/// ```
+/// use lantern_engine::Filter;
+/// let f = Filter::default().with("version", "2.0").with("version", "3.0").with("kind", "guide");
+/// assert_eq!(f.to_string(), "kind=guide version=2.0|3.0");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Filter {
+    by_key: BTreeMap<String, Vec<String>>,
+}
+
+impl Filter {
+    /// Adds `value` to the values accepted for `key`.
+    pub fn with(mut self, key: &str, value: &str) -> Self {
+        let values = self.by_key.entry(key.to_string()).or_default();
+        if !values.iter().any(|v| v == value) {
+            values.push(value.to_string());
+        }
+        self
+    }
+
+    /// Reads `key=value` (or `key:value`), as written on a command line.
+    pub fn parse_pair(spec: &str) -> Result<(String, String)> {
+        let (k, v) = spec
+            .split_once('=')
+            .or_else(|| spec.split_once(':'))
+            .ok_or_else(|| Error::BadFilter(format!("{spec:?} is not key=value")))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() || v.is_empty() {
+            return Err(Error::BadFilter(format!("{spec:?} is not key=value")));
+        }
+        Ok((k.to_string(), v.to_string()))
+    }
+
+    /// No restriction.
+    pub fn is_empty(&self) -> bool {
+        self.by_key.values().all(Vec::is_empty)
+    }
+
+    /// Which pages pass, by page id; an error names a key no page carries.
+    pub(crate) fn pages(&self, bundle: &Bundle) -> Result<Vec<bool>> {
+        let facets = facets(bundle);
+        for key in self.by_key.keys() {
+            if !facets.iter().any(|f| &f.key == key) {
+                let known: Vec<&str> = facets.iter().map(|f| f.key.as_str()).collect();
+                return Err(Error::UnknownFilter {
+                    key: key.clone(),
+                    known: if known.is_empty() {
+                        "this site defines no filters".into()
+                    } else {
+                        format!("known: {}", known.join(", "))
+                    },
+                });
+            }
+        }
+        Ok(bundle
+            .pages()
+            .iter()
+            .map(|p| {
+                self.by_key.iter().all(|(k, values)| {
+                    values.is_empty()
+                        || p.filters
+                            .iter()
+                            .any(|(pk, pv)| pk == k && values.contains(pv))
+                })
+            })
+            .collect())
+    }
+}
+
+impl std::fmt::Display for Filter {
+    /// `key=v1|v2 other=v`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .by_key
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{k}={}", v.join("|")))
+            .collect();
+        f.write_str(&parts.join(" "))
+    }
+}
+
+/// One filter key of a bundle with each value and how many pages carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facet {
+    /// The key, e.g. `version`.
+    pub key: String,
+    /// Values in order of first appearance, with their page counts.
+    pub values: Vec<(String, u32)>,
+}
+
+/// Every filter key the bundle's pages carry, in order of first appearance.
+pub(crate) fn facets(bundle: &Bundle) -> Vec<Facet> {
+    let mut out: Vec<Facet> = Vec::new();
+    for page in bundle.pages() {
+        for (k, v) in &page.filters {
+            let facet = match out.iter_mut().position(|f| &f.key == k) {
+                Some(i) => &mut out[i],
+                None => {
+                    out.push(Facet {
+                        key: k.clone(),
+                        values: Vec::new(),
+                    });
+                    out.last_mut().expect("just pushed")
+                }
+            };
+            match facet.values.iter_mut().find(|(value, _)| value == v) {
+                Some((_, n)) => *n += 1,
+                None => facet.values.push((v.clone(), 1)),
+            }
+        }
+    }
+    out
+}
