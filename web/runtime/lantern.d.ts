@@ -33,7 +33,20 @@ export interface Hit {
   highlights: [number, number][];
 }
 
-export interface PageGroup { page: number; title: string; url: string; hits: Hit[] }
+export interface PageGroup {
+  page: number;
+  title: string;
+  url: string;
+  /** The page's `data-lantern-meta` pairs, [key, value]. Plain text: escape before display. */
+  meta: [string, string][];
+  hits: Hit[];
+}
+
+/** One filter key of the site with each value and how many pages carry it. */
+export interface Facet { key: string; values: [string, number][] }
+
+/** Pages must carry, for every key, one of its values. */
+export type Filters = Record<string, string | string[]>;
 
 export interface Results {
   mode: 'hybrid' | 'vector' | 'keyword';
@@ -56,7 +69,10 @@ export declare class Lantern {
   /** `modelUrl`: the model folder; its manifest.json names the files and the model's contract. */
   loadSemantic(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
-  search(query: string, options?: { mode?: Mode; k?: number }): Promise<Results>;
-  searchKeyword(query: string, options?: { k?: number }): Results;
+  /** The site's filter keys and values (`data-lantern-filter`); empty when it defines none. */
+  readonly facets: Facet[];
+  /** Throws on a filter key no page carries. */
+  search(query: string, options?: { mode?: Mode; k?: number; filters?: Filters }): Promise<Results>;
+  searchKeyword(query: string, options?: { k?: number; filters?: Filters }): Results;
   ask(question: string, options: { proxy: string; onDelta?: (textSoFar: string, attempt: number) => void }): Promise<AskOutcome>;
 }

@@ -97,14 +97,18 @@ export class Lantern {
     });
   }
 
+  /** The site's filters: [{ key, values: [[value, pageCount], ...] }], empty when it has none. */
+  get facets() { return this.#index.facets(); }
+
   /**
    * Searches. Hybrid and semantic modes need the embedder; until it is ready they run as
-   * keyword search, and `results.mode` says which mode actually ran.
+   * keyword search, and `results.mode` says which mode actually ran. `filters` ({ key: value
+   * or [values] }) keeps pages carrying one of the values of every key; an unknown key throws.
    */
-  async search(query, { mode = 'hybrid', k = 10 } = {}) {
+  async search(query, { mode = 'hybrid', k = 10, filters } = {}) {
     let vector;
     if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
-    return this.#index.search(query, mode, k, vector);
+    return this.#index.search(query, mode, k, vector, filters);
   }
 
   /**
@@ -129,7 +133,7 @@ export class Lantern {
   }
 
   /** Keyword search, synchronously. */
-  searchKeyword(query, { k = 10 } = {}) {
-    return this.#index.search(query, 'keyword', k, undefined);
+  searchKeyword(query, { k = 10, filters } = {}) {
+    return this.#index.search(query, 'keyword', k, undefined, filters);
   }
 }

@@ -48,7 +48,10 @@ async function networkFirst(req) {
   const cache = await caches.open(STATIC);
   try {
     const res = await fetch(req);
-    if (res.ok) await cache.put(req, res.clone());
+    // A result link's ?highlight= names words, not another page: one cached copy per page.
+    const key = new URL(req.url);
+    key.searchParams.delete('highlight');
+    if (res.ok) await cache.put(key.href === req.url ? req : key.href, res.clone());
     return res;
   } catch (err) {
     const hit = await cache.match(req, { ignoreSearch: req.mode === 'navigate' });

@@ -93,3 +93,65 @@ if ('serviceWorker' in navigator && document.querySelector('meta[name="lantern-s
   const sw = document.querySelector('meta[name="lantern-sw"]').content;
   navigator.serviceWorker.register(sw).catch(() => {});
 }
+
+// Highlights on the destination page: a result link carries the words it matched
+// (`?highlight=word word`, as mdBook's search does). They are marked in the page's content as
+// text nodes wrapped in <mark> (never markup from the URL), and the section in the link's
+// fragment, else the first mark, is scrolled into view.
+const MAX_MARKS = 300;
+function highlightFromUrl() {
+  const raw = new URLSearchParams(location.search).get('highlight');
+  if (!raw) return;
+  const words = [...new Set(raw.toLowerCase().split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .filter((w) => w.length >= 2))].slice(0, 12);
+  if (!words.length) return;
+  const esc = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // Longer words also match their inflections (export -> exporting); short ones only whole.
+  const alts = words.map((w) => (w.length >= 4 ? `${esc(w)}[\\p{L}\\p{N}]*` : esc(w)));
+  const re = new RegExp(`(?<![\\p{L}\\p{N}])(?:${alts.join('|')})(?![\\p{L}\\p{N}])`, 'giu');
+  const root = document.querySelector('[data-lantern-body], main, article, [role=main]') || document.body;
+  if (!root) return;
+  const skip = /^(SCRIPT|STYLE|TEXTAREA|NOSCRIPT|MARK|NAV|HEADER|FOOTER|ASIDE|LANTERN-SEARCH)$/;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let el = node.parentElement; el && el !== root.parentElement; el = el.parentElement) {
+        if (skip.test(el.tagName) || el.hasAttribute('data-lantern-ignore')) return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    },
+  });
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  let marks = 0;
+  let first = null;
+  for (const node of nodes) {
+    if (marks >= MAX_MARKS) break;
+    const text = node.nodeValue;
+    re.lastIndex = 0;
+    let m;
+    let at = 0;
+    const frag = document.createDocumentFragment();
+    while ((m = re.exec(text)) && marks < MAX_MARKS) {
+      frag.append(document.createTextNode(text.slice(at, m.index)));
+      const mark = document.createElement('mark');
+      mark.className = 'lantern-highlight';
+      mark.textContent = m[0];
+      frag.append(mark);
+      first ??= mark;
+      marks += 1;
+      at = m.index + m[0].length;
+    }
+    if (at === 0) continue;
+    frag.append(document.createTextNode(text.slice(at)));
+    node.replaceWith(frag);
+  }
+  document.documentElement.dataset.lanternHighlights = String(marks);
+  const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  (target || first)?.scrollIntoView({ block: 'start' });
+}
+if (document.readyState === 'loading') {
+  document.addEventListener('DOMContentLoaded', highlightFromUrl, { once: true });
+} else {
+  highlightFromUrl();
+}

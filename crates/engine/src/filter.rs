@@ -15,6 +15,9 @@ use crate::error::{Error, Result};
 /// use lantern_engine::Filter;
 /// let f = Filter::default().with("version", "2.0").with("version", "3.0").with("kind", "guide");
 /// assert_eq!(f.to_string(), "kind=guide version=2.0|3.0");
+/// let mut f = f;
+/// f.toggle("kind", "guide");
+/// assert!(!f.contains("kind", "guide") && f.contains("version", "3.0"));
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -30,6 +33,27 @@ impl Filter {
             values.push(value.to_string());
         }
         self
+    }
+
+    /// Adds `value` for `key`, or removes it when present (a facet clicked on and off).
+    pub fn toggle(&mut self, key: &str, value: &str) {
+        let values = self.by_key.entry(key.to_string()).or_default();
+        match values.iter().position(|v| v == value) {
+            Some(i) => {
+                values.remove(i);
+            }
+            None => values.push(value.to_string()),
+        }
+        if values.is_empty() {
+            self.by_key.remove(key);
+        }
+    }
+
+    /// Is `value` one of the values accepted for `key`?
+    pub fn contains(&self, key: &str, value: &str) -> bool {
+        self.by_key
+            .get(key)
+            .is_some_and(|v| v.iter().any(|x| x == value))
     }
 
     /// Reads `key=value` (or `key:value`), as written on a command line.

@@ -123,6 +123,8 @@ pub struct PageGroup {
     pub title: String,
     /// Page URL without anchor.
     pub url: String,
+    /// The page's `data-lantern-meta` pairs (plain text).
+    pub meta: Vec<(String, String)>,
     /// The page's hits, best first.
     pub hits: Vec<Hit>,
 }
@@ -411,7 +413,7 @@ impl Engine {
                 )
             })
             .collect();
-        let pages = group_by_page(&hits, &page_scores);
+        let pages = group_by_page(&hits, &page_scores, &self.bundle);
         Results {
             mode,
             hits,
@@ -486,7 +488,7 @@ impl Engine {
 }
 
 /// Groups hits by page, pages in order of their score (then of their best hit).
-fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>) -> Vec<PageGroup> {
+fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>, bundle: &Bundle) -> Vec<PageGroup> {
     let mut order: Vec<u32> = Vec::new();
     let mut groups: HashMap<u32, Vec<Hit>> = HashMap::new();
     for h in hits {
@@ -509,6 +511,11 @@ fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>) -> Vec<PageGroup
                 page: p,
                 title: first.title.clone(),
                 url: first.url.split('#').next().unwrap_or_default().to_string(),
+                meta: bundle
+                    .pages()
+                    .get(p as usize)
+                    .map(|page| page.meta.clone())
+                    .unwrap_or_default(),
                 hits,
             }
         })

@@ -1,8 +1,10 @@
 //! The search core for the browser: a thin wasm-bindgen layer over `lantern-engine`. It holds no
 //! search or protocol logic of its own; it only converts types.
 
-use lantern_engine::{AskSession, Bundle, Engine, Mode};
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use lantern_engine::{AskSession, Bundle, Engine, Filter, Mode};
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 /// A loaded bundle, ready to search.
@@ -53,20 +55,44 @@ impl SearchIndex {
     }
 
     /// Searches. `mode` is "hybrid", "vector" (or "semantic") or "keyword"; without `vector`
-    /// the search is keyword-only and the result says so.
+    /// the search is keyword-only and the result says so. `filters` is `{ key: value or
+    /// [values] }`; a key no page carries throws.
     pub fn search(
         &self,
         query: &str,
         mode: &str,
         k: usize,
         vector: Option<Vec<f32>>,
+        filters: JsValue,
     ) -> Result<JsValue, JsError> {
         let mode: Mode = mode.parse().map_err(js)?;
+        let filter = if filters.is_undefined() || filters.is_null() {
+            Filter::default()
+        } else {
+            #[derive(Deserialize)]
+            #[serde(untagged)]
+            enum Values {
+                One(String),
+                Many(Vec<String>),
+            }
+            let map: BTreeMap<String, Values> = serde_wasm_bindgen::from_value(filters)
+                .map_err(|e| js(format!("filters must be {{ key: value or [values] }}: {e}")))?;
+            map.iter().fold(Filter::default(), |f, (k, v)| match v {
+                Values::One(v) => f.with(k, v),
+                Values::Many(vs) => vs.iter().fold(f, |f, v| f.with(k, v)),
+            })
+        };
         to_js(
             &self
                 .engine
-                .search(query, vector.as_deref(), mode, k.clamp(1, 100)),
+                .search_filtered(query, vector.as_deref(), mode, k.clamp(1, 100), &filter)
+                .map_err(js)?,
         )
+    }
+
+    /// The site's filters: `[{ key, values: [[value, pages], ...] }]`.
+    pub fn facets(&self) -> Result<JsValue, JsError> {
+        to_js(&self.engine.facets())
     }
 
     /// Starts asking `question` (searching hybrid when `vector` is given).

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use lantern_engine::{highlight_segments, Hit};
 
 use crate::search::Ctx;
+use crate::state::highlight_url;
 
 /// What goes under the search box.
 #[component]
@@ -99,9 +100,15 @@ fn recent_list(ctx: Ctx) -> impl IntoView {
 #[component]
 fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let url = hit.url.clone();
     let chunk = hit.chunk;
-    let parts = highlight_segments(&hit.excerpt, &hit.highlights)
+    let segments = highlight_segments(&hit.excerpt, &hit.highlights);
+    let matched: Vec<String> = segments
+        .iter()
+        .filter(|(_, hl)| *hl)
+        .map(|(t, _)| t.clone())
+        .collect();
+    let url = highlight_url(&hit.url, &ctx.query.get_untracked(), &matched);
+    let parts = segments
         .into_iter()
         .map(|(text, hl)| {
             if hl {

@@ -5,7 +5,7 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use lantern_engine::{AskOutcome, Mode, Results};
+use lantern_engine::{AskOutcome, Facet, Filter, Mode, Results};
 
 /// Asks for a cited answer; `on_text` receives the answer so far while it streams.
 pub async fn ask(
@@ -42,6 +42,13 @@ extern "C" {
     pub type Runtime;
     #[wasm_bindgen(method, catch)]
     fn search(this: &Runtime, query: &str, options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(method, getter, js_name = facets)]
+    fn facets_js(this: &Runtime) -> JsValue;
+}
+
+/// The site's filters (none for most sites).
+pub fn facets(runtime: &Runtime) -> Vec<Facet> {
+    serde_wasm_bindgen::from_value(runtime.facets_js()).unwrap_or_default()
 }
 
 /// Progress of a download, in bytes.
@@ -95,10 +102,20 @@ pub async fn load_semantic(
     JsFuture::from(p).await.map(|_| ()).map_err(message)
 }
 
-pub async fn search(runtime: &Runtime, query: &str, mode: Mode, k: u32) -> Result<Results, String> {
+pub async fn search(
+    runtime: &Runtime,
+    query: &str,
+    mode: Mode,
+    k: u32,
+    filter: &Filter,
+) -> Result<Results, String> {
     let opts = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&opts, &"mode".into(), &mode.as_str().into());
     let _ = js_sys::Reflect::set(&opts, &"k".into(), &k.into());
+    if !filter.is_empty() {
+        let f = serde_wasm_bindgen::to_value(filter).map_err(|e| e.to_string())?;
+        let _ = js_sys::Reflect::set(&opts, &"filters".into(), &f);
+    }
     let p = runtime.search(query, &opts).map_err(message)?;
     let v = JsFuture::from(p).await.map_err(message)?;
     serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())

@@ -6,7 +6,7 @@ use leptos::task::spawn_local;
 use wasm_bindgen::prelude::*;
 use web_sys::KeyboardEvent;
 
-use lantern_engine::{Mode, Results};
+use lantern_engine::{Facet, Filter, Mode, Results};
 
 use crate::answer::answer_panel;
 use crate::recent;
@@ -27,6 +27,10 @@ pub struct Ctx {
     pub why: RwSignal<Option<u32>>,
     pub recents: RwSignal<Vec<String>>,
     pub answer: RwSignal<Answer>,
+    /// The site's filters, shown as facets when it has any.
+    pub facets: RwSignal<Vec<Facet>>,
+    /// The facet values chosen.
+    pub filter: RwSignal<Filter>,
     runtime: StoredValue<Option<Runtime>, LocalStorage>,
     bridge: StoredValue<Bridge, LocalStorage>,
     seq: StoredValue<u64>,
@@ -44,10 +48,11 @@ impl Ctx {
             return;
         }
         let mode = self.mode.get_untracked();
+        let filter = self.filter.get_untracked();
         let n = self.seq.get_value() + 1;
         self.seq.set_value(n);
         spawn_local(async move {
-            match runtime::search(&rt, &q, mode, K).await {
+            match runtime::search(&rt, &q, mode, K, &filter).await {
                 Ok(r) if self.seq.get_value() == n => {
                     let count = r.hits.len();
                     self.results.set(Some(r));
@@ -100,6 +105,7 @@ impl Ctx {
                 }
             };
             self.runtime.set_value(Some(rt.clone()));
+            self.facets.set(runtime::facets(&rt));
             stage.set(Stage::Keyword);
             self.run();
             stage.set(Stage::Model(Progress::default()));
@@ -131,6 +137,8 @@ pub fn Search(
         why: RwSignal::new(None),
         recents: RwSignal::new(recent::load()),
         answer: RwSignal::new(Answer::None),
+        facets: RwSignal::new(Vec::new()),
+        filter: RwSignal::new(Filter::default()),
         runtime: StoredValue::new_local(None),
         bridge,
         seq: StoredValue::new(0),
@@ -231,6 +239,7 @@ pub fn Search(
                     <ModeButton mode=Mode::Vector />
                     {can_ask.then(|| view! { <AskButton /> })}
                 </div>
+                <Facets />
                 {move || answer_panel(ctx.answer.get())}
                 <p class="status" aria-live="polite" data-stage=move || ctx.stage.get().name()>
                     {move || ctx.stage.get().loading().then(|| view! { <span class="spinner" aria-hidden="true"></span> })}
@@ -260,6 +269,53 @@ fn ModeButton(mode: Mode) -> impl IntoView {
         >
             {mode.label()}
         </button>
+    }
+}
+
+/// The site's filters as toggles, one group per key; nothing for a site without filters.
+#[component]
+fn Facets() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    move || {
+        let facets = ctx.facets.get();
+        (!facets.is_empty()).then(|| {
+            facets
+                .into_iter()
+                .map(|f| {
+                    let key = f.key.clone();
+                    let values = f
+                        .values
+                        .into_iter()
+                        .map(|(value, pages)| {
+                            let (k, v) = (key.clone(), value.clone());
+                            let (k2, v2) = (key.clone(), value.clone());
+                            view! {
+                                <button
+                                    type="button"
+                                    class="facet"
+                                    aria-pressed=move || ctx.filter.with(|f| f.contains(&k, &v)).to_string()
+                                    on:click=move |_| {
+                                        ctx.filter.update(|f| f.toggle(&k2, &v2));
+                                        ctx.active.set(0);
+                                        ctx.run();
+                                    }
+                                >
+                                    {value}
+                                    <span class="count">{pages}</span>
+                                </button>
+                            }
+                        })
+                        .collect_view();
+                    let label = format!("Filter by {key}");
+                    view! {
+                        <div class="facets" role="group" aria-label=label>
+                            <span class="facet-key">{key}</span>
+                            {values}
+                        </div>
+                    }
+                })
+                .collect_view()
+        })
     }
 }
 

@@ -85,6 +85,56 @@ pub fn step(active: usize, len: usize, down: bool) -> usize {
     }
 }
 
+/// At most this many words ride along in a result link.
+const MAX_HIGHLIGHT_WORDS: usize = 8;
+
+/// The result link carrying the words to mark on the destination page (`?highlight=`, read by
+/// widget.js there): the words the hit's excerpt matched, else the query's longer words.
+pub fn highlight_url(url: &str, query: &str, matched: &[String]) -> String {
+    fn add(words: &mut Vec<String>, w: &str) {
+        let w = w
+            .trim_matches(|c: char| !c.is_alphanumeric())
+            .to_lowercase();
+        if w.chars().count() >= 2 && !words.contains(&w) && words.len() < MAX_HIGHLIGHT_WORDS {
+            words.push(w);
+        }
+    }
+    let mut words: Vec<String> = Vec::new();
+    for w in matched {
+        add(&mut words, w);
+    }
+    if words.is_empty() {
+        for w in query.split_whitespace().filter(|w| w.chars().count() >= 4) {
+            add(&mut words, w);
+        }
+    }
+    if words.is_empty() {
+        return url.to_string();
+    }
+    let (base, fragment) = match url.split_once('#') {
+        Some((b, f)) => (b, format!("#{f}")),
+        None => (url, String::new()),
+    };
+    let joiner = if base.contains('?') { '&' } else { '?' };
+    format!(
+        "{base}{joiner}highlight={}{fragment}",
+        encode_component(&words.join(" "))
+    )
+}
+
+/// Percent-encodes everything but RFC 3986's unreserved characters.
+fn encode_component(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn mb(bytes: f64) -> String {
     if bytes >= 1_048_576.0 {
         format!("{:.1} MB", bytes / 1_048_576.0)
@@ -102,6 +152,27 @@ mod tests {
         assert_eq!(step(0, 3, false), 2);
         assert_eq!(step(2, 3, true), 0);
         assert_eq!(step(5, 0, true), 0);
+    }
+
+    #[test]
+    fn result_links_carry_the_matched_words() {
+        let m = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            highlight_url(
+                "/guide/#export",
+                "export charts",
+                &m(&["Export", "charts", "export"])
+            ),
+            "/guide/?highlight=export%20charts#export"
+        );
+        assert_eq!(
+            highlight_url("/a.html?v=2", "how do I keep search offline", &[]),
+            "/a.html?v=2&highlight=keep%20search%20offline"
+        );
+        assert_eq!(highlight_url("/a.html#x", "how do I", &[]), "/a.html#x");
+        // Whatever a query holds, the link stays one link with one fragment.
+        let hostile = highlight_url("/a.html#x", "<script>\"&#?= ünïcode", &m(&["#?&="]));
+        assert_eq!(hostile, "/a.html?highlight=script%20%C3%BCn%C3%AFcode#x");
     }
 
     #[test]
