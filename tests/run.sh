@@ -35,6 +35,22 @@ else
   echo "quality gate: skipped the Rust book set ($shared/corpora/rust-book not found)"
 fi
 
+# Built HTML: real generator output (MkDocs over a fixture and over Lantern's docs, mdBook over
+# the Rust book when ../shared has it) indexed by `lantern build` with no options. Checked: every
+# anchor is an id of its page, nothing from scripts, navigation or unexpanded includes is
+# indexed, MkDocs' repeated-heading ids and pretty URLs, filters, and the Rust book's questions
+# scored on the HTML build against the markdown build.
+bash tests/html/build-sites.sh out/built
+export LANTERN_BUILT_SITES="$PWD/out/built"
+if [ -f out/built/rust-book.lantern ]; then
+  export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"
+  export LANTERN_RUST_BOOK_GOLDEN="$(cd "$shared/golden" && pwd)/rust-book.jsonl"
+  $lantern eval --bundle out/built/rust-book.lantern --golden "$LANTERN_RUST_BOOK_GOLDEN" --max-trail 0.01
+  cargo test --release -p lantern-server --test html -- --ignored
+else
+  cargo test --release -p lantern-server --test html -- --ignored mkdocs
+fi
+
 # Browser: build the demo site (wasm runtime, Leptos UI, pages, bundle), then drive Debian's
 # Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
 bash site/build.sh out/web
@@ -44,5 +60,5 @@ bash site/build.sh out/web
 # over stdio and streamable HTTP; the Rust book checks run when its bundle was built above.
 python3 -m venv tests/mcp/.venv
 tests/mcp/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
-if [ -f out/rust-book.lantern ]; then export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"; fi
+if [ -f out/rust-book.lantern ]; then export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"; else unset LANTERN_RUST_BOOK_BUNDLE; fi
 tests/mcp/.venv/bin/python -W ignore::ResourceWarning -m unittest discover -s tests/mcp -v

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 use common::{build_dir, model};
 use lantern_engine::{Bundle, Engine, Error, Filter, Mode};
 use lantern_indexer::source::SkipReason;
+use lantern_server::eval::{load_golden, metrics, one_question, run, Outcome};
+use lantern_server::Searcher;
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/built-site")
@@ -308,19 +310,19 @@ fn mkdocs_output_keeps_its_anchors_and_pretty_urls() {
 fn mdbook_output_of_the_rust_book_scores_like_its_markdown() {
     let sites = built_sites();
     let site = sites.join("rust-book");
-    let bundle =
-        Bundle::from_bytes(&std::fs::read(sites.join("rust-book.lantern")).unwrap()).unwrap();
+    let html_bundle = sites.join("rust-book.lantern");
+    let bundle = Bundle::from_bytes(&std::fs::read(&html_bundle).unwrap()).unwrap();
     assert!(bundle.pages().len() > 100);
     let checked = assert_anchors_exist(&site, &bundle);
     assert!(checked > 1000, "{checked}");
     for c in bundle.chunks() {
-        // mdBook's scripts and its sidebar and menu bar never reach the index.
+        // mdBook's scripts, sidebar and menu bar never reach the index.
         for leaked in [
             "path_to_root",
             "default_theme",
             "sidebar-toggle",
-            "Auto\nLight\nRust",
             "Print this book",
+            "{{#",
         ] {
             assert!(
                 !c.text.contains(leaked),
@@ -330,4 +332,36 @@ fn mdbook_output_of_the_rust_book_scores_like_its_markdown() {
             );
         }
     }
+    // The same labelled questions on the HTML build and on the markdown build of the book.
+    let (Ok(golden), Ok(markdown)) = (
+        std::env::var("LANTERN_RUST_BOOK_GOLDEN"),
+        std::env::var("LANTERN_RUST_BOOK_BUNDLE"),
+    ) else {
+        panic!("LANTERN_RUST_BOOK_GOLDEN and LANTERN_RUST_BOOK_BUNDLE (tests/run.sh sets them)");
+    };
+    let questions = load_golden(Path::new(&golden)).unwrap();
+    let hybrid = |bundle: &Path, group: Option<&str>| {
+        let searcher = Searcher::open(bundle, Some(&common::model_dir())).unwrap();
+        let by_arm = run(&searcher, &questions).unwrap();
+        let outcomes: Vec<&Outcome> = by_arm["hybrid"]
+            .iter()
+            .filter(|o| group.is_none_or(|g| o.group == g))
+            .collect();
+        metrics(&outcomes).mrr10
+    };
+    let (html_all, html_en) = (hybrid(&html_bundle, None), hybrid(&html_bundle, Some("en")));
+    let md_all = hybrid(Path::new(&markdown), None);
+    eprintln!(
+        "Rust book hybrid MRR@10: HTML {html_all:.3} (English {html_en:.3}), markdown {md_all:.3}"
+    );
+    assert!(
+        html_en >= 0.96,
+        "English questions on mdBook's HTML: {html_en:.3}"
+    );
+    // Within 0.01, or one question slipping from first to second place (the gate's floor).
+    let slack = 0.01f64.max(one_question(questions.len()));
+    assert!(
+        html_all + 1e-9 >= md_all - slack,
+        "HTML build {html_all:.3} trails the markdown build {md_all:.3} by more than {slack:.3}"
+    );
 }
