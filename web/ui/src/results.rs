@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use lantern_engine::{highlight_segments, Hit};
 
 use crate::search::Ctx;
-use crate::state::highlight_url;
+use crate::state::hit_link;
 
 /// What goes under the search box.
 #[component]
@@ -101,14 +101,8 @@ fn recent_list(ctx: Ctx) -> impl IntoView {
 fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let chunk = hit.chunk;
-    let segments = highlight_segments(&hit.excerpt, &hit.highlights);
-    let matched: Vec<String> = segments
-        .iter()
-        .filter(|(_, hl)| *hl)
-        .map(|(t, _)| t.clone())
-        .collect();
-    let url = highlight_url(&hit.url, &ctx.query.get_untracked(), &matched);
-    let parts = segments
+    let url = hit_link(&hit, &ctx.query.get_untracked());
+    let parts = highlight_segments(&hit.excerpt, &hit.highlights)
         .into_iter()
         .map(|(text, hl)| {
             if hl {

@@ -12,7 +12,7 @@ use crate::answer::answer_panel;
 use crate::recent;
 use crate::results::ResultsBody;
 use crate::runtime::{self, Bridge, Progress, Runtime};
-use crate::state::{flat_hits, step, Answer, Stage, K};
+use crate::state::{flat_hits, hit_link, step, Answer, Stage, K};
 
 /// State shared by the components; every field is a cheap, copyable handle.
 #[derive(Clone, Copy)]
@@ -172,7 +172,7 @@ pub fn Search(
             "Enter" => {
                 if let Some(h) = hits.get(ctx.active.get_untracked()) {
                     ev.prevent_default();
-                    ctx.go(&h.url);
+                    ctx.go(&hit_link(h, &ctx.query.get_untracked()));
                 }
             }
             "Escape" if !page => open.set(false),

@@ -1,7 +1,7 @@
 //! The UI's plain state: what is loaded, what the status line says, which option is active.
 //! No Leptos in here, so the logic reads (and tests) like ordinary Rust.
 
-use lantern_engine::{AskOutcome, Hit, Results};
+use lantern_engine::{highlight_segments, AskOutcome, Hit, Results};
 
 use crate::runtime::Progress;
 
@@ -87,6 +87,16 @@ pub fn step(active: usize, len: usize, down: bool) -> usize {
 
 /// At most this many words ride along in a result link.
 const MAX_HIGHLIGHT_WORDS: usize = 8;
+
+/// Where a result leads, by click or by Enter: its section, with the words its excerpt matched.
+pub fn hit_link(hit: &Hit, query: &str) -> String {
+    let matched: Vec<String> = highlight_segments(&hit.excerpt, &hit.highlights)
+        .into_iter()
+        .filter(|(_, hl)| *hl)
+        .map(|(t, _)| t)
+        .collect();
+    highlight_url(&hit.url, query, &matched)
+}
 
 /// The result link carrying the words to mark on the destination page (`?highlight=`, read by
 /// widget.js there): the words the hit's excerpt matched, else the query's longer words.
