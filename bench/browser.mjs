@@ -2,7 +2,7 @@
 // bytes over the wire and time until the first keyword result and the first hybrid result,
 // cold (empty cache) and warm (second visit: HTTP cache and service worker), per-query
 // latency once hybrid is ready, and the gzipped size of every asset.
-import { readdirSync, statSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join, relative } from 'node:path';
 import http from 'node:http';
@@ -93,8 +93,9 @@ function files(dir) {
     return statSync(p).isDirectory() ? files(p) : [p];
   });
 }
-console.log('\n| asset | bytes | gzipped |\n|---|---|---|');
+console.log('\n| asset | bytes | gzipped | precompressed .br |\n|---|---|---|---|');
 for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.onnx|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
   const b = readFileSync(f);
-  console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} |`);
+  const br = existsSync(`${f}.br`) ? statSync(`${f}.br`).size : '-';
+  console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} | ${br} |`);
 }

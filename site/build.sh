@@ -13,6 +13,7 @@ cargo build --quiet --release -p lantern-cli
 cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-ui
 rm -rf "$out/lantern/ui"
 "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/release/lantern_ui.wasm
+bash web/tools/wasm-opt.sh "$out"/lantern/ui/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/lantern/"
 mkdir -p "$out/assets"
 cp web/pages/site.css "$out/assets/"
@@ -20,3 +21,4 @@ cp web/pages/site.css "$out/assets/"
 version="$(find "$out/lantern" -type f -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-12)"
 sed "s/__LANTERN_VERSION__/$version/" web/widget/sw.js > "$out/sw.js"
 ./target/release/lantern site site/docs --out "$out" --title Lantern --model-dir models/minilm
+node web/tools/precompress.mjs "$out"

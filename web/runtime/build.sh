@@ -21,5 +21,6 @@ mkdir -p "$out/pkg"
 for crate in lantern_search_wasm lantern_embed_wasm; do
   "$wb" --target web --out-dir "$out/pkg" "target/wasm32-unknown-unknown/release/$crate.wasm"
 done
+bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embed-worker.js web/runtime/lantern.d.ts "$out/"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

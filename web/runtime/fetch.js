@@ -1,9 +1,10 @@
-// Fetches a URL into bytes, reporting progress as { loaded, total } (total may be 0 when the
-// server sends no length, e.g. with compression).
+// Fetches a URL into bytes, reporting progress as { loaded, total } (total is 0 when unknown:
+// no length sent, or the length of compressed bytes while the body counts decoded ones).
 export async function fetchBytes(url, onProgress) {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  const total = Number(res.headers.get('content-length')) || 0;
+  const encoded = (res.headers.get('content-encoding') || 'identity') !== 'identity';
+  const total = encoded ? 0 : Number(res.headers.get('content-length')) || 0;
   if (!res.body || !onProgress) return new Uint8Array(await res.arrayBuffer());
   const reader = res.body.getReader();
   const parts = [];

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename. Copies of
+/// the old file compressed ahead (`path.br`, `path.gz`) are removed: servers prefer them, so
+/// they would go on serving the old content.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -27,6 +29,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
+    for ext in ["br", "gz"] {
+        let mut stale = path.as_os_str().to_owned();
+        stale.push(format!(".{ext}"));
+        match std::fs::remove_file(&stale) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| {
+                    format!("removing the stale copy {}", Path::new(&stale).display())
+                })
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 
@@ -34,6 +48,25 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn stale_precompressed_copies_go_with_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("search.lantern");
+        for name in [
+            "search.lantern",
+            "search.lantern.br",
+            "search.lantern.gz",
+            "other.br",
+        ] {
+            std::fs::write(dir.path().join(name), b"old").unwrap();
+        }
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert!(!dir.path().join("search.lantern.br").exists());
+        assert!(!dir.path().join("search.lantern.gz").exists());
+        assert!(dir.path().join("other.br").exists());
+    }
 
     #[test]
     fn outputs_are_readable_by_others_as_the_umask_allows() {

@@ -64,8 +64,15 @@ pub fn router(root: &Path) -> Result<Router> {
         root.canonicalize()
             .with_context(|| format!("opening {}", root.display()))?,
     );
+    // Files the build compressed ahead (`x.wasm.br`, `x.wasm.gz`: brotli at its best level,
+    // which no server can afford per request) go out as they are to clients that accept
+    // them; anything else is gzipped on the fly.
+    let files = ServeDir::new(canonical.as_ref())
+        .append_index_html_on_directories(true)
+        .precompressed_br()
+        .precompressed_gzip();
     Ok(Router::new()
-        .fallback_service(ServeDir::new(canonical.as_ref()).append_index_html_on_directories(true))
+        .fallback_service(files)
         .layer(middleware::from_fn_with_state(canonical, guard))
         .layer(CompressionLayer::new()))
 }

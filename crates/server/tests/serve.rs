@@ -51,3 +51,46 @@ async fn only_the_sites_own_visible_files_are_served() {
         "no redirect to another host: {status} {location:?}"
     );
 }
+
+#[tokio::test]
+async fn precompressed_files_are_sent_to_clients_that_accept_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let body = "fn main() {}\n".repeat(200);
+    std::fs::write(root.join("app.js"), &body).unwrap();
+    // Stand-ins whose bytes say which file was sent.
+    std::fs::write(root.join("app.js.br"), b"brotli bytes").unwrap();
+    std::fs::write(root.join("app.js.gz"), b"gzip bytes").unwrap();
+    let addr = start(root).await;
+    let client = reqwest::Client::new();
+    let fetch = |accept: &'static str| {
+        let c = client.clone();
+        async move {
+            let r = c
+                .get(format!("http://{addr}/app.js"))
+                .header("accept-encoding", accept)
+                .send()
+                .await
+                .unwrap();
+            let enc = r
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_string());
+            let ty = r.headers()["content-type"].to_str().unwrap().to_string();
+            (enc, ty, r.bytes().await.unwrap().to_vec())
+        }
+    };
+    let (enc, ty, bytes) = fetch("gzip, deflate, br").await;
+    assert_eq!(
+        (enc.as_deref(), bytes.as_slice()),
+        (Some("br"), &b"brotli bytes"[..])
+    );
+    assert!(ty.starts_with("text/javascript"), "{ty}");
+    let (enc, _, bytes) = fetch("gzip").await;
+    assert_eq!(
+        (enc.as_deref(), bytes.as_slice()),
+        (Some("gzip"), &b"gzip bytes"[..])
+    );
+    let (enc, _, bytes) = fetch("identity").await;
+    assert_eq!((enc, bytes), (None, body.into_bytes()));
+}
