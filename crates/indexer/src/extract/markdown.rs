@@ -81,42 +81,48 @@ fn front_matter(body: &str) -> FrontMatter {
             _ => {}
         }
     }
-    let scalar = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    match kind {
-        MetadataBlockKind::YamlStyle => {
-            let Ok(serde_yaml_ng::Value::Mapping(map)) =
-                serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&text)
-            else {
-                return FrontMatter::default();
-            };
-            let get = |keys: &[&str]| {
-                keys.iter().find_map(|k| match map.get(*k)? {
-                    serde_yaml_ng::Value::String(s) => scalar(Some(s.clone())),
-                    serde_yaml_ng::Value::Number(n) => scalar(Some(n.to_string())),
-                    _ => None,
-                })
-            };
-            FrontMatter {
-                title: get(&["title"]),
-                lang: get(&["lang", "language"]),
-            }
-        }
-        MetadataBlockKind::PlusesStyle => {
-            let Ok(table) = text.parse::<toml::Table>() else {
-                return FrontMatter::default();
-            };
-            let get = |keys: &[&str]| {
-                keys.iter().find_map(|k| match table.get(*k)? {
-                    toml::Value::String(s) => scalar(Some(s.clone())),
-                    toml::Value::Integer(n) => scalar(Some(n.to_string())),
-                    _ => None,
-                })
-            };
-            FrontMatter {
-                title: get(&["title"]),
-                lang: get(&["lang", "language"]),
-            }
-        }
+    // Deserialized into the keys Lantern reads: other keys, and nested tables with a `title`
+    // of their own, are not looked at.
+    let keys: Option<FrontMatterKeys> = match kind {
+        MetadataBlockKind::YamlStyle => serde_yaml_ng::from_str(&text).ok(),
+        MetadataBlockKind::PlusesStyle => toml::from_str(&text).ok(),
+    };
+    let Some(keys) = keys else {
+        return FrontMatter::default();
+    };
+    FrontMatter {
+        title: keys.title.and_then(Scalar::text),
+        lang: keys.lang.or(keys.language).and_then(Scalar::text),
+    }
+}
+
+/// The top-level front-matter keys Lantern reads.
+#[derive(serde::Deserialize)]
+struct FrontMatterKeys {
+    title: Option<Scalar>,
+    lang: Option<Scalar>,
+    language: Option<Scalar>,
+}
+
+/// A front-matter value: text or a number counts; a list or table under the key does not.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Text(String),
+    Int(i64),
+    Float(f64),
+    Other(serde::de::IgnoredAny),
+}
+
+impl Scalar {
+    fn text(self) -> Option<String> {
+        let s = match self {
+            Scalar::Text(s) => s,
+            Scalar::Int(n) => n.to_string(),
+            Scalar::Float(n) => n.to_string(),
+            Scalar::Other(_) => return None,
+        };
+        Some(s.trim().to_string()).filter(|s| !s.is_empty())
     }
 }
 
@@ -360,6 +366,26 @@ mod tests {
         assert_eq!(nested.lang.as_deref(), Some("de"));
         let toml = parse("+++\n[extra]\ntitle = \"no\"\n+++\n\n# Yes\n\nbody\n");
         assert_eq!(toml.title, "Yes");
+        let toml = parse("+++\ntitle = 2024\nlanguage = \"fr\"\n+++\n\nbody\n");
+        assert_eq!(
+            (toml.title.as_str(), toml.lang.as_deref()),
+            ("2024", Some("fr"))
+        );
+        // A list where a title should be, or front matter that does not parse, names nothing.
+        assert_eq!(
+            parse("---\ntitle: [a, b]\nlang: de\n---\n\n# H\n\nx\n").title,
+            "H"
+        );
+        assert_eq!(
+            parse("---\ntitle: [a, b]\nlang: de\n---\n\n# H\n\nx\n")
+                .lang
+                .as_deref(),
+            Some("de")
+        );
+        assert_eq!(
+            parse("---\ntitle: \"unclosed\n---\n\n# H\n\nx\n").title,
+            "H"
+        );
     }
 
     #[test]
