@@ -123,11 +123,23 @@ fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("a valid built-in selector")
 }
 
-fn ignored(el: &scraper::node::Element) -> bool {
-    SKIPPED.contains(&el.name())
-        || el.attr("data-lantern-ignore").is_some()
+fn ignored(node: ego_tree::NodeRef<'_, Node>, el: &scraper::node::Element) -> bool {
+    if el.attr("data-lantern-ignore").is_some()
         || el.attr("data-pagefind-ignore").is_some()
         || el.attr("hidden").is_some()
+    {
+        return true;
+    }
+    // A header holding a heading inside the content is the article's own (Docusaurus puts the
+    // page's h1 there); any other header is site chrome.
+    if el.name() == "header" {
+        return !node.descendants().any(|d| {
+            d.value()
+                .as_element()
+                .is_some_and(|e| heading_level(e.name()).is_some())
+        });
+    }
+    SKIPPED.contains(&el.name())
 }
 
 /// Reads one built page. `fallback_title` names a page with no heading and no `<title>`.
@@ -244,7 +256,7 @@ fn sections(roots: &[ElementRef<'_>]) -> Vec<RawSection> {
                             }
                         }
                         Node::Element(el) => {
-                            if ignored(el) {
+                            if ignored(node, el) {
                                 skipping = Some(node.id());
                                 continue;
                             }
@@ -506,6 +518,25 @@ mod tests {
             ]
         );
         assert_eq!(p.meta, vec![("author".into(), "Ada Lovelace".into())]);
+    }
+
+    #[test]
+    fn an_article_header_with_the_title_is_content() {
+        let p = parse(
+            r#"<html><head><title>Intro | Site</title></head><body><header>Site chrome</header>
+            <main><article><header><h1 id="intro">Intro</h1><p>byline</p></header>
+            <p>Body text.</p><header><span>Share this</span></header></article></main></body></html>"#,
+        );
+        assert_eq!(p.title, "Intro");
+        let all = format!("{:?}", p.sections);
+        assert!(
+            all.contains("byline") && all.contains("Body text."),
+            "{all}"
+        );
+        assert!(
+            !all.contains("Share this") && !all.contains("chrome"),
+            "{all}"
+        );
     }
 
     #[test]
