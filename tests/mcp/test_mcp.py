@@ -123,6 +123,44 @@ class FakeUpstreamLLM(BaseHTTPRequestHandler):
         pass
 
 
+class Filters(unittest.TestCase):
+    """A built site with filters (tests/corpus/built-site): listed, applied, checked."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.bundle = os.path.join(cls.tmp.name, "built.lantern")
+        subprocess.run(
+            [LANTERN, "build", str(ROOT / "tests/corpus/built-site"), "--out", cls.bundle, "--quiet"],
+            cwd=str(ROOT), check=True, capture_output=True,
+        )
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_status_lists_the_filters_and_search_applies_them(self):
+        async def body(s):
+            status = structured(await s.call_tool("corpus_status", {}))
+            q = "how do I export a chart as an image"
+            everything = structured(await s.call_tool("search_docs", {"query": q, "k": 10}))
+            v1 = structured(
+                await s.call_tool("search_docs", {"query": q, "k": 10, "filters": {"version": ["1"]}})
+            )
+            typo = await s.call_tool("search_docs", {"query": q, "filters": {"verison": ["1"]}})
+            wrong_type = await s.call_tool("search_docs", {"query": q, "filters": {"version": 1}})
+            return status, everything, v1, typo, wrong_type
+
+        status, everything, v1, typo, wrong_type = run(over_stdio(self.bundle, body))
+        self.assertEqual(status["filters"], {"version": ["2", "1"]})
+        self.assertTrue(any("/v2/" in h["url"] for h in everything["hits"]))
+        self.assertTrue(v1["hits"])
+        self.assertTrue(all("/v1/" in h["url"] for h in v1["hits"]), v1["hits"])
+        self.assertTrue(typo.is_error)
+        self.assertIn('unknown filter "verison" (known: version)', text_of(typo))
+        self.assertTrue(wrong_type.is_error)
+
+
 class OverStdio(unittest.TestCase):
     def test_tools_are_listed_with_typed_schemas(self):
         async def body(s):

@@ -159,6 +159,10 @@ pub struct SearchArgs {
     /// (words only).
     #[serde(default)]
     pub mode: Option<String>,
+    /// Only pages carrying these filters (`corpus_status` lists the site's), e.g.
+    /// `{"version": ["2"]}`: any listed value of a key, every key listed.
+    #[serde(default)]
+    pub filters: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 /// One section found.
@@ -264,6 +268,8 @@ pub struct CorpusStatus {
     pub abstain_cosine: f32,
     /// Whether `ask` is available (started with `--proxy`).
     pub answers: bool,
+    /// The site's filters, each key with its values, for `search_docs`' `filters`.
+    pub filters: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Arguments of `ask`.
@@ -331,11 +337,19 @@ impl DocsServer {
                 .parse()
                 .map_err(|e| format!("{e}; use hybrid, vector or keyword"))?,
         };
+        let filter = args
+            .filters
+            .iter()
+            .flatten()
+            .flat_map(|(key, values)| values.iter().map(move |v| (key, v)))
+            .fold(lantern_engine::Filter::default(), |f, (key, v)| {
+                f.with(key, v)
+            });
         let result = self
             .blocking(move |docs| {
                 let r = docs
                     .searcher
-                    .search(&query, mode, k as usize)
+                    .search_filtered(&query, mode, k as usize, &filter)
                     .map_err(|e| format!("{e:#}"))?;
                 let hits = r
                     .pages
@@ -378,7 +392,7 @@ impl DocsServer {
     }
 
     #[tool(
-        description = "Describe the indexed documentation: source, model, page and section counts, bundle version and date, and whether ask is available."
+        description = "Describe the indexed documentation: source, model, page and section counts, bundle version and date, the filters search_docs accepts, and whether ask is available."
     )]
     async fn corpus_status(&self) -> Result<Json<CorpusStatus>, String> {
         let docs = &self.docs;
@@ -397,6 +411,13 @@ impl DocsServer {
             terms: h.terms,
             abstain_cosine: h.abstain_cosine,
             answers: docs.proxy.is_some(),
+            filters: docs
+                .searcher
+                .engine()
+                .facets()
+                .into_iter()
+                .map(|f| (f.key, f.values.into_iter().map(|(v, _)| v).collect()))
+                .collect(),
         }))
     }
 
