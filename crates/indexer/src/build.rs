@@ -12,7 +12,7 @@ use lantern_embedder::{Embedder, Manifest};
 use lantern_engine::{BundleWriter, Lang, ModelInfo, PartSizes};
 
 use crate::cache::{text_key, EmbeddingCache};
-use crate::chunk::{embedding_text, split_sections};
+use crate::chunk::{embedding_text, split_sections, ChunkText};
 use crate::config::Config;
 use crate::extract::{extract_source, ParsedPage};
 use crate::source::{self, SkipReason, Skipped};
@@ -49,17 +49,16 @@ pub struct BuildReport {
     pub total_time: Duration,
 }
 
+/// A source file read: its page and the page's chunks.
+type Extracted<'a> = (&'a source::SourceFile, ParsedPage, Vec<ChunkText>);
+
 /// The page a built folder's `index.html` repeats, if it does: mdBook writes its first chapter
 /// twice, as itself and as `index.html`. Only a sibling with the same sections counts, so
 /// versioned copies of a page in other folders are kept.
 fn repeated_index<'a>(
     file: &source::SourceFile,
     page: &ParsedPage,
-    all: &'a [(
-        &source::SourceFile,
-        ParsedPage,
-        Vec<crate::chunk::ChunkText>,
-    )],
+    all: &'a [Extracted<'_>],
 ) -> Option<&'a str> {
     let (dir, name) = file.rel.rsplit_once('/').unwrap_or(("", &file.rel));
     if !name.eq_ignore_ascii_case("index.html") {
@@ -113,11 +112,7 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .unwrap_or(manifest.abstain_cosine);
     let mut writer = BundleWriter::new(model, abstain);
     let mut page_sources: Vec<&str> = Vec::new();
-    let mut extracted: Vec<(
-        &source::SourceFile,
-        ParsedPage,
-        Vec<crate::chunk::ChunkText>,
-    )> = Vec::new();
+    let mut extracted: Vec<Extracted> = Vec::new();
     for file in &files {
         let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
             extract_source(&file.rel, &file.text, opts.config.slugs).map(|page| {
