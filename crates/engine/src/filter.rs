@@ -76,9 +76,17 @@ impl Filter {
 
     /// Which pages pass, by page id; an error names a key no page carries.
     pub(crate) fn pages(&self, bundle: &Bundle) -> Result<Vec<bool>> {
-        let facets = facets(bundle);
+        // Runs on every filtered query: the facet listing is built only to name the known keys
+        // in an error.
+        let carried = |key: &str| {
+            bundle
+                .pages()
+                .iter()
+                .any(|p| p.filters.iter().any(|(k, _)| k == key))
+        };
         for key in self.by_key.keys() {
-            if !facets.iter().any(|f| &f.key == key) {
+            if !carried(key) {
+                let facets = facets(bundle);
                 let known: Vec<&str> = facets.iter().map(|f| f.key.as_str()).collect();
                 return Err(Error::UnknownFilter {
                     key: key.clone(),
