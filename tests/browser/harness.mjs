@@ -33,6 +33,12 @@ export function webRoot() {
   cli('build', 'tests/corpus/analysis', '--out', join(dir, 'analysis.lantern'), '--quiet');
   const bundle = readFileSync(join(root, 'out/site.lantern'));
   writeFileSync(join(dir, 'site.lantern'), bundle);
+  // The query table beside it; copies of the bundle without one, and with a damaged one.
+  const table = readFileSync(join(root, 'out/site.lantern.query'));
+  writeFileSync(join(dir, 'site.lantern.query'), table);
+  writeFileSync(join(dir, 'notable.lantern'), bundle);
+  writeFileSync(join(dir, 'damaged.lantern'), bundle);
+  writeFileSync(join(dir, 'damaged.lantern.query'), table.subarray(0, table.length - 100));
   writeFileSync(join(dir, 'truncated.lantern'), bundle.subarray(0, bundle.length >> 1));
   writeFileSync(join(dir, 'test.html'), `<!doctype html><meta charset="utf-8"><title>runtime test</title>
 <script type="module">

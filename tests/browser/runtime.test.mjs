@@ -24,7 +24,8 @@ after(async () => {
 
 test('keyword search answers before the embedder has loaded', async () => {
   const r = await page.evaluate(async () => {
-    window.idx = await window.Lantern.load('/site.lantern');
+    // Without the query table: what a site built before it, or a failed download, gets.
+    window.idx = await window.Lantern.load('/site.lantern', { queryTable: false });
     const kw = window.idx.searchKeyword('max_file_bytes');
     const hybridAsked = await window.idx.search('max_file_bytes');
     return { ready: window.idx.semanticReady, kw, mode: hybridAsked.mode, info: window.idx.info };
@@ -39,6 +40,41 @@ test('keyword search answers before the embedder has loaded', async () => {
     assert.ok(h.highlights.length > 0, 'every hit highlights the identifier');
     for (const [s, e] of h.highlights) assert.equal(h.excerpt.slice(s, e).toLowerCase(), 'max_file_bytes');
   }
+});
+
+test('the query table gives approximate hybrid results before the model, as natively', async () => {
+  const queries = ['how are vectors made smaller for storage', 'rebuild only the changed pages', 'bundel checksum'];
+  const web = await page.evaluate(async (qs) => {
+    const quick = await window.Lantern.load('/site.lantern');
+    const attached = await quick.loadQueryTable();
+    const out = {};
+    for (const q of qs) out[q] = await quick.search(q, { k: 10 });
+    out.keyword = await quick.search('chunk', { mode: 'keyword' });
+    const none = await window.Lantern.load('/notable.lantern');
+    const damaged = await window.Lantern.load('/damaged.lantern');
+    return {
+      attached,
+      out,
+      missing: await none.loadQueryTable(),
+      missingMode: (await none.search(qs[0])).mode,
+      damaged: await damaged.loadQueryTable(),
+      damagedMode: (await damaged.search(qs[0])).mode,
+    };
+  }, queries);
+  assert.equal(web.attached, true);
+  for (const q of queries) {
+    const r = web.out[q];
+    assert.equal(r.mode, 'hybrid', q);
+    assert.equal(r.approximate, true, q);
+    assert.ok(r.hits.some((h) => h.vector), `${q}: vector evidence`);
+    const native = JSON.parse(cli('query', 'out/site.lantern', q, '--json', '-k', '10', '--query-encoder', 'table'));
+    assert.equal(native.approximate, true, q);
+    assert.deepEqual(r.hits.map((h) => h.chunk), native.hits.map((h) => h.chunk), q);
+  }
+  assert.equal(web.out.keyword.approximate, false, 'keyword mode is never approximate');
+  // No table, or a damaged one: keyword results, no error.
+  assert.deepEqual([web.missing, web.missingMode], [false, 'keyword']);
+  assert.deepEqual([web.damaged, web.damagedMode], [false, 'keyword']);
 });
 
 test('a model other than the bundle\'s is refused from its manifest, before any download', async () => {

@@ -42,7 +42,8 @@ test('nothing loads before focus; keyword results first, then hybrid in place', 
     await page.waitForTimeout(300);
     assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
     const input = await openAndType(page, 'how do I keep results between builds');
-    await shadow(page, '.mode-used').filter({ hasText: 'keyword results' }).waitFor({ timeout: 10_000 });
+    // Keyword results, or already the query table's quick meaning: both come before the model.
+    await shadow(page, '.mode-used').filter({ hasText: /^keyword (\+ quick meaning )?results$/ }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: join(shots, 'keyword-results.png') });
     assert.ok(await shadow(page, '[role=option]').count() > 0);
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
@@ -53,6 +54,7 @@ test('nothing loads before focus; keyword results first, then hybrid in place', 
     assert.equal(await listbox.count(), 1);
     assert.equal(await input.getAttribute('aria-expanded'), 'true');
     assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
+    assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
   } finally {
     await ctx.close();
     server.stop();
@@ -128,6 +130,30 @@ test('hostile document text is shown as text and runs nothing', async () => {
     await page.waitForTimeout(300);
     assert.equal(await page.evaluate(() => window.__xss), undefined);
     assert.match(await page.locator('main').textContent(), /<script>window.__xss=2<\/script>/);
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('Save-Data: quick meaning from the query table, and no model download', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  await page.addInitScript(() => {
+    Object.defineProperty(Navigator.prototype, 'connection', { get: () => ({ saveData: true }) });
+  });
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await openAndType(page, 'make the index files smaller');
+    await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 10_000 });
+    await shadow(page, '.status').filter({ hasText: 'Save-Data' }).waitFor({ timeout: 10_000 });
+    assert.ok(await shadow(page, '[role=option]').count() > 0);
+    await page.waitForTimeout(1_000);
+    assert.ok(!requests.some((p) => /\.onnx$|embed_wasm|embed-worker/.test(p)), `model requested: ${requests.join(' ')}`);
+    await page.screenshot({ path: join(shots, 'save-data.png') });
   } finally {
     await ctx.close();
     server.stop();

@@ -23,7 +23,7 @@ export interface Hit {
   breadcrumb: string;
   /** Page URL with the section anchor. */
   url: string;
-  /** Fused score (RRF in hybrid mode, the retriever's own score otherwise). */
+  /** Fused score in hybrid mode (a convex combination of keyword and cosine evidence), the retriever's own score otherwise. */
   score: number;
   keyword: Signal | null;
   vector: Signal | null;
@@ -54,6 +54,8 @@ export interface Results {
   pages: PageGroup[];
   noGoodMatch: boolean;
   bestCosine: number | null;
+  /** The query was embedded by the bundle's query table, not the model: approximate meaning. */
+  approximate: boolean;
 }
 
 export interface Passage { n: number; chunk: number; url: string; breadcrumb: string; text: string }
@@ -63,7 +65,10 @@ export type AskOutcome =
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 export declare class Lantern {
-  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
+  /** Also fetches `bundleUrl + '.query'` in the background unless `queryTable` is false. */
+  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void; queryTable?: boolean }): Promise<Lantern>;
+  /** Resolves true once the query table is attached, false when the site has none. */
+  loadQueryTable(): Promise<boolean>;
   readonly info: BundleInfo;
   readonly semanticReady: boolean;
   /** `modelUrl`: the model folder; its manifest.json names the files and the model's contract. */

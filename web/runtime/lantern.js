@@ -1,5 +1,6 @@
-// Lantern's browser API: keyword search as soon as the bundle is loaded, hybrid once the
-// embedder (a separate, larger wasm module in a Web Worker) is ready. Ranking and the answer
+// Lantern's browser API: keyword search as soon as the bundle is loaded, hybrid with
+// approximate meaning once the bundle's small query table arrives, and hybrid with the model's
+// meaning once the embedder (a separate, larger wasm module in a Web Worker) is ready. Ranking and the answer
 // protocol happen in lantern-engine compiled to wasm; this file only moves bytes and messages.
 import initSearch, { SearchIndex } from './pkg/lantern_search_wasm.js';
 import { fetchBytes } from './fetch.js';
@@ -32,18 +33,42 @@ export class Lantern {
   #loading = null;
   #pending = new Map();
   #nextId = 1;
+  #table = null;
 
   constructor(index) {
     this.#index = index;
     this.#info = index.info();
   }
 
-  /** Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. */
-  static async load(bundleUrl, { onProgress } = {}) {
+  /**
+   * Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. Then
+   * fetches the bundle's query table (`BUNDLE.query`) in the background unless `queryTable` is
+   * false; `loadQueryTable()` says when it is attached.
+   */
+  static async load(bundleUrl, { onProgress, queryTable = true } = {}) {
     await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
     const bytes = await fetchBytes(bundleUrl, onProgress && ((p) => onProgress({ stage: 'bundle', ...p })));
-    return new Lantern(new SearchIndex(bytes));
+    const lantern = new Lantern(new SearchIndex(bytes));
+    if (queryTable) lantern.#table = lantern.#attachTable(new URL(bundleUrl, location.href).href + '.query');
+    return lantern;
   }
+
+  async #attachTable(url) {
+    try {
+      this.#index.setQueryTable(await fetchBytes(url));
+      return true;
+    } catch (err) {
+      // A site built without one, or a damaged file: searches stay keyword until the model.
+      console.warn(`lantern: no query table (${err.message || err})`);
+      return false;
+    }
+  }
+
+  /**
+   * Resolves true once the query table is attached (hybrid searches then carry approximate
+   * meaning before the model arrives: `results.approximate`), false when there is none.
+   */
+  loadQueryTable() { return this.#table ?? Promise.resolve(false); }
 
   /** Model, dimensions and counts of the loaded bundle. */
   get info() { return this.#info; }
@@ -101,8 +126,9 @@ export class Lantern {
   get facets() { return this.#index.facets(); }
 
   /**
-   * Searches. Hybrid and semantic modes need the embedder; until it is ready they run as
-   * keyword search, and `results.mode` says which mode actually ran. `filters` ({ key: value
+   * Searches. Hybrid and semantic modes use the embedder once it is ready; before, the query
+   * table's approximate vector (`results.approximate`), or without one keyword search, and
+   * `results.mode` says which mode actually ran. `filters` ({ key: value
    * or [values] }) keeps pages carrying one of the values of every key; an unknown key throws.
    */
   async search(query, { mode = 'hybrid', k = 10, filters } = {}) {

@@ -60,6 +60,9 @@ class LanternSearch extends HTMLElement {
       const proxy = this.getAttribute('proxy') || null;
       const bridge = {
         proxy,
+        // Readers who ask to save data get keyword search and the small query table, never
+        // the model download.
+        saveData: navigator.connection?.saveData === true,
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
         loadBundle: (onProgress) => Lantern.load(bundle, { onProgress }),
         loadSemantic: (rt, onProgress) => rt.loadSemantic({

@@ -59,6 +59,10 @@ pub enum Command {
         /// alternatives, different keys must all match).
         #[arg(long = "filter", value_parser = parse_filter)]
         filters: Vec<(String, String)>,
+        /// What embeds the query: the model, or the bundle's query table (`BUNDLE.query`:
+        /// approximate meaning without the model, as the browser has before the model loads).
+        #[arg(long, value_enum, default_value_t)]
+        query_encoder: lantern_server::QueryEncoder,
         #[command(flatten)]
         model: ModelArg,
     },
@@ -75,6 +79,9 @@ pub enum Command {
         /// Also write every fusion's metrics per set and type as JSON here.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// What embeds the questions: the model, or each bundle's query table.
+        #[arg(long, value_enum, default_value_t)]
+        query_encoder: lantern_server::QueryEncoder,
         #[command(flatten)]
         model: ModelArg,
     },
@@ -245,6 +252,9 @@ pub struct EvalArgs {
     /// keyword by more than this (e.g. 0.01).
     #[arg(long)]
     pub max_trail: Option<f64>,
+    /// What embeds the questions: the model, or the bundle's query table.
+    #[arg(long, value_enum, default_value_t)]
+    pub query_encoder: lantern_server::QueryEncoder,
     #[command(flatten)]
     pub model: ModelArg,
 }

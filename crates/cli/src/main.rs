@@ -103,14 +103,17 @@ fn run_writing(command: Command) -> Result<()> {
             json,
             explain,
             filters,
+            query_encoder,
             model,
         } => {
             let filter = filters
                 .iter()
                 .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
             let dir = model.dir();
-            let needs_model = mode != lantern_engine::Mode::Keyword;
-            let searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
+            let needs_model = mode != lantern_engine::Mode::Keyword
+                && query_encoder == lantern_server::QueryEncoder::Model;
+            let mut searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
+            searcher.set_encoder(query_encoder)?;
             let started = std::time::Instant::now();
             let results = searcher.search_filtered(&text, mode, k, &filter)?;
             let took = started.elapsed();
@@ -131,10 +134,19 @@ fn run_writing(command: Command) -> Result<()> {
             sets,
             grid,
             json,
+            query_encoder,
             model,
-        } => tune::tune(&sets, &model.dir(), grid, json.as_deref(), &mut stdout)?,
+        } => tune::tune(
+            &sets,
+            &model.dir(),
+            query_encoder,
+            grid,
+            json.as_deref(),
+            &mut stdout,
+        )?,
         Command::Eval(args) => {
-            let searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
+            let mut searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
+            searcher.set_encoder(args.query_encoder)?;
             eval::evaluate(
                 &searcher,
                 &args.golden,

@@ -57,6 +57,10 @@ pub enum Error {
     /// A filter that is not `key=value`.
     #[error("bad filter: {0}")]
     BadFilter(String),
+    /// A query table file that is damaged, foreign, of another version, or fitted to another
+    /// bundle.
+    #[error("query table {0}")]
+    QueryTable(String),
     /// The answer service's event stream failed or broke the protocol.
     #[error("{0}")]
     AnswerStream(String),

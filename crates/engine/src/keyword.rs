@@ -24,8 +24,8 @@ const MAX_TYPO_TERMS: usize = 8;
 pub const MAX_QUERY_TERMS: usize = 64;
 
 /// A query term after expansion: which index terms it matches and with what weight.
-struct Expanded {
-    ids: Vec<(usize, f32)>,
+pub(crate) struct Expanded {
+    pub(crate) ids: Vec<(usize, f32)>,
 }
 
 impl Engine {
@@ -43,6 +43,62 @@ impl Engine {
         k: usize,
         keep: &dyn Fn(u32) -> bool,
     ) -> (Vec<(u32, f32)>, f32) {
+        let lex = self.bundle.lexical();
+        let (expanded, missing) = self.expand(query);
+
+        let saturation = lex.params.k1 + 1.0;
+        let bound: f32 = expanded
+            .iter()
+            .map(|e| {
+                e.ids
+                    .iter()
+                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id)) * saturation)
+                    .fold(0.0, f32::max)
+            })
+            .sum::<f32>()
+            + missing as f32 * lex.idf(0) * saturation;
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut matched: HashMap<u32, u32> = HashMap::new();
+        for e in &expanded {
+            let mut per_term: HashMap<u32, f32> = HashMap::new();
+            for &(id, w) in &e.ids {
+                let mut s = HashMap::new();
+                lex.accumulate(id, w, &mut s);
+                for (c, v) in s {
+                    let slot = per_term.entry(c).or_default();
+                    *slot = slot.max(v);
+                }
+            }
+            for (c, v) in per_term {
+                *scores.entry(c).or_default() += v;
+                *matched.entry(c).or_default() += 1;
+            }
+        }
+        // Coordination: a chunk with all the words beats one that repeats a single word.
+        let n = expanded.len().max(1) as f32;
+        for (c, s) in scores.iter_mut() {
+            let m = matched.get(c).copied().unwrap_or(0) as f32;
+            *s *= 0.5 + 0.5 * (m / n);
+        }
+        if !query.phrases.is_empty() {
+            scores.retain(|&c, _| self.has_phrases(c, &query.phrases));
+            if expanded.is_empty() {
+                // A query of only stop-word phrases: keep phrase matches, scored equally.
+                for c in 0..self.bundle.chunks().len() as u32 {
+                    if self.has_phrases(c, &query.phrases) {
+                        scores.insert(c, 1.0);
+                    }
+                }
+            }
+        }
+        scores.retain(|&c, _| keep(c));
+        (top_k(scores, k), bound)
+    }
+
+    /// The query's words as index terms: for each distinct word, the terms it matches (its
+    /// own, and while typed its prefix expansions, or else its typo neighbours) with weights,
+    /// and how many words match nothing. Keyword search and the query table share this.
+    pub(crate) fn expand(&self, query: &Query) -> (Vec<Expanded>, usize) {
         let lex = self.bundle.lexical();
         let mut expanded = Vec::new();
         let mut missing = 0usize;
@@ -106,53 +162,7 @@ impl Engine {
             }
         }
 
-        let saturation = lex.params.k1 + 1.0;
-        let bound: f32 = expanded
-            .iter()
-            .map(|e| {
-                e.ids
-                    .iter()
-                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id)) * saturation)
-                    .fold(0.0, f32::max)
-            })
-            .sum::<f32>()
-            + missing as f32 * lex.idf(0) * saturation;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        let mut matched: HashMap<u32, u32> = HashMap::new();
-        for e in &expanded {
-            let mut per_term: HashMap<u32, f32> = HashMap::new();
-            for &(id, w) in &e.ids {
-                let mut s = HashMap::new();
-                lex.accumulate(id, w, &mut s);
-                for (c, v) in s {
-                    let slot = per_term.entry(c).or_default();
-                    *slot = slot.max(v);
-                }
-            }
-            for (c, v) in per_term {
-                *scores.entry(c).or_default() += v;
-                *matched.entry(c).or_default() += 1;
-            }
-        }
-        // Coordination: a chunk with all the words beats one that repeats a single word.
-        let n = expanded.len().max(1) as f32;
-        for (c, s) in scores.iter_mut() {
-            let m = matched.get(c).copied().unwrap_or(0) as f32;
-            *s *= 0.5 + 0.5 * (m / n);
-        }
-        if !query.phrases.is_empty() {
-            scores.retain(|&c, _| self.has_phrases(c, &query.phrases));
-            if expanded.is_empty() {
-                // A query of only stop-word phrases: keep phrase matches, scored equally.
-                for c in 0..self.bundle.chunks().len() as u32 {
-                    if self.has_phrases(c, &query.phrases) {
-                        scores.insert(c, 1.0);
-                    }
-                }
-            }
-        }
-        scores.retain(|&c, _| keep(c));
-        (top_k(scores, k), bound)
+        (expanded, missing)
     }
 
     /// Does the chunk (breadcrumb or text) contain every phrase, word for word?

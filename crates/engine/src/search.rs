@@ -147,6 +147,11 @@ pub struct Results {
     /// The best keyword hit contains every word of the query: lexical evidence strong enough
     /// to answer whatever the cosine says.
     pub all_words: bool,
+    /// The query vector came from the bundle's query table, not the model
+    /// ([`Engine::search_table`]): meaning is approximate and "no good match" rests on the
+    /// keyword evidence alone.
+    #[serde(default)]
+    pub approximate: bool,
 }
 
 /// Which chunks a search may return.
@@ -157,6 +162,23 @@ enum Scope<'a> {
     Pages(&'a [bool]),
 }
 
+/// A query's vector and where it came from.
+#[derive(Clone, Copy)]
+struct QueryVector<'a> {
+    values: &'a [f32],
+    /// From the query table rather than the model.
+    approximate: bool,
+}
+
+impl<'a> QueryVector<'a> {
+    fn model(values: &'a [f32]) -> Self {
+        QueryVector {
+            values,
+            approximate: false,
+        }
+    }
+}
+
 /// A bundle ready to search.
 pub struct Engine {
     pub(crate) bundle: Bundle,
@@ -165,6 +187,7 @@ pub struct Engine {
     pub(crate) langs: Vec<Lang>,
     fusion: Fusion,
     page_score: PageScore,
+    pub(crate) query_table: Option<crate::query_table::QueryTable>,
 }
 
 impl Engine {
@@ -182,6 +205,7 @@ impl Engine {
             langs,
             fusion: Fusion::default(),
             page_score: PageScore::default(),
+            query_table: None,
         }
     }
 
@@ -267,7 +291,7 @@ impl Engine {
         let scope = Scope::Pages(&pages);
         Ok(self.run(
             text,
-            query_vector,
+            query_vector.map(QueryVector::model),
             mode,
             k,
             (self.fusion, self.page_score),
@@ -289,18 +313,52 @@ impl Engine {
         k: usize,
         fusion: (Fusion, PageScore),
     ) -> Results {
-        self.run(text, query_vector, mode, k, fusion, Scope::All)
+        let v = query_vector.map(QueryVector::model);
+        self.run(text, v, mode, k, fusion, Scope::All)
+    }
+
+    /// [`Engine::search_filtered`] with the query embedded by the bundle's query table
+    /// ([`Engine::set_query_table`]) instead of the model: meaning before (or without) the
+    /// model download. Without a table, or when no word of the query is an index term, the
+    /// search is keyword-only and the result says so.
+    pub fn search_table(
+        &self,
+        text: &str,
+        mode: Mode,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Results, Error> {
+        let vector = self.table_vector(text);
+        let pages = if filter.is_empty() {
+            None
+        } else {
+            Some(filter.pages(&self.bundle)?)
+        };
+        let scope = pages.as_deref().map_or(Scope::All, Scope::Pages);
+        Ok(self.run(
+            text,
+            vector.as_deref().map(|values| QueryVector {
+                values,
+                approximate: true,
+            }),
+            mode,
+            k,
+            (self.fusion, self.page_score),
+            scope,
+        ))
     }
 
     fn run(
         &self,
         text: &str,
-        query_vector: Option<&[f32]>,
+        query_vector: Option<QueryVector<'_>>,
         mode: Mode,
         k: usize,
         (fusion, page_score): (Fusion, PageScore),
         scope: Scope<'_>,
     ) -> Results {
+        let approximate = query_vector.is_some_and(|v| v.approximate);
+        let query_vector = query_vector.map(|v| v.values);
         let query = Query::parse(text);
         let mode = match (mode, query_vector) {
             (Mode::Hybrid | Mode::Vector, None) => Mode::Keyword,
@@ -399,7 +457,12 @@ impl Engine {
         let all_words = keyword
             .first()
             .is_some_and(|&(c, _)| self.matches_all_words(c, &query));
-        let no_good_match = self.weak_evidence(&keyword, all_words, best_cosine, mode);
+        let no_good_match = match (approximate, mode) {
+            // The table's cosines are not calibrated like the model's.
+            (true, Mode::Vector) => dense.is_empty(),
+            (true, _) => keyword.is_empty(),
+            (false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),
+        };
         let highlight_terms = self.highlight_terms(&query);
         let hits: Vec<Hit> = fused
             .iter()
@@ -421,6 +484,7 @@ impl Engine {
             no_good_match,
             best_cosine,
             all_words,
+            approximate: approximate && mode != Mode::Keyword,
         }
     }
 

@@ -9,12 +9,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use lantern_embedder::{Embedder, Manifest};
-use lantern_engine::{BundleWriter, Lang, ModelInfo, PartSizes};
+use lantern_engine::{BundleWriter, Engine, Lang, ModelInfo, PartSizes};
 
 use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections, ChunkText};
 use crate::config::Config;
 use crate::extract::{extract_source, ParsedPage};
+use crate::query_fit::{self, FitReport};
 use crate::source::{self, SkipReason, Skipped};
 
 /// What to build, and where.
@@ -47,6 +48,8 @@ pub struct BuildReport {
     pub bytes: usize,
     pub embed_time: Duration,
     pub total_time: Duration,
+    /// The query table's fit, when one was written.
+    pub query_table: Option<FitReport>,
 }
 
 /// A source file read: its page and the page's chunks.
@@ -73,6 +76,71 @@ fn repeated_index<'a>(
                 && p.title == page.title
         })
         .map(|(other, _, _)| other.rel.as_str())
+}
+
+/// Values per term in the query table.
+const QUERY_TABLE_RANK: usize = 128;
+
+/// The query table beside a bundle: `site.lantern` -> `site.lantern.query`.
+pub fn query_table_path(out: &Path) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(lantern_engine::QUERY_TABLE_SUFFIX);
+    PathBuf::from(s)
+}
+
+/// Unit vectors for `texts`: cached ones reused, identical texts embedded once, the rest on
+/// all cores (with a progress bar named `progress`). Returns the vectors, how many texts were
+/// embedded and how many came from the cache.
+fn embed_cached(
+    embedder: &Embedder,
+    cache: &mut EmbeddingCache,
+    texts: &[String],
+    progress: Option<&str>,
+    what: impl Fn(usize) -> String + Sync,
+) -> Result<(Vec<Vec<f32>>, usize, usize)> {
+    let dim = embedder.dim();
+    let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
+    let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|k| cache.get(k, dim)).collect();
+    let mut seen = std::collections::HashSet::new();
+    let todo: Vec<usize> = (0..texts.len())
+        .filter(|&i| vectors[i].is_none() && seen.insert(keys[i]))
+        .collect();
+    let reused = texts.len() - vectors.iter().filter(|v| v.is_none()).count();
+    let bar = match progress {
+        Some(name) if !todo.is_empty() => {
+            let bar = ProgressBar::new(todo.len() as u64);
+            bar.set_style(
+                ProgressStyle::with_template(&format!(
+                    "embedding {{bar:30}} {{pos}}/{{len}} {name} ({{per_sec}}, eta {{eta}})"
+                ))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar
+        }
+        _ => ProgressBar::hidden(),
+    };
+    let computed: Vec<(usize, Vec<f32>)> = todo
+        .par_iter()
+        .map(|&i| {
+            let v = embedder.embed(&texts[i]).with_context(|| what(i))?;
+            bar.inc(1);
+            Ok((i, v))
+        })
+        .collect::<Result<_>>()?;
+    bar.finish_and_clear();
+    for (i, v) in computed {
+        cache.insert(keys[i], v);
+    }
+    for (i, slot) in vectors.iter_mut().enumerate() {
+        if slot.is_none() {
+            *slot = cache.get(&keys[i], dim);
+        }
+    }
+    let vectors = vectors
+        .into_iter()
+        .map(|v| v.context("a text's vector went missing from the cache"))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((vectors, todo.len(), reused))
 }
 
 /// The default cache file for a bundle: `site.lantern` -> `site.lantern.cache`.
@@ -193,71 +261,66 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .iter()
         .map(|c| embedding_text(&c.breadcrumb, &c.text))
         .collect();
-    let keys: Vec<[u8; 32]> = texts.iter().map(|t| text_key(t)).collect();
-    let dim = manifest.dimensions;
-    let mut vectors: Vec<Option<Vec<f32>>> = keys.iter().map(|k| cache.get(k, dim)).collect();
+    let sources: Vec<&str> = writer
+        .chunks()
+        .iter()
+        .map(|c| page_sources[c.page as usize])
+        .collect();
+    let embed_start = Instant::now();
+    let (vectors, embedded, reused) = embed_cached(
+        embedder,
+        &mut cache,
+        &texts,
+        opts.progress.then_some("chunks"),
+        |i| format!("embedding a chunk of {}", sources[i]),
+    )?;
     if cache.dropped() > 0 {
         warnings.push(format!(
             "dropped {} damaged cache entries (wrong length or non-finite values); embedding them again",
             cache.dropped()
         ));
     }
-    // Identical texts (repeated sections, versioned copies of a page) are embedded once.
-    let mut seen = std::collections::HashSet::new();
-    let todo: Vec<usize> = (0..texts.len())
-        .filter(|&i| vectors[i].is_none() && seen.insert(keys[i]))
-        .collect();
-    let reused = texts.len() - vectors.iter().filter(|v| v.is_none()).count();
-
-    let embed_start = Instant::now();
-    let bar = if opts.progress && !todo.is_empty() {
-        let bar = ProgressBar::new(todo.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "embedding {bar:30} {pos}/{len} chunks ({per_sec}, eta {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
-    let sources: Vec<&str> = writer
-        .chunks()
-        .iter()
-        .map(|c| page_sources[c.page as usize])
-        .collect();
-    let computed: Vec<(usize, Vec<f32>)> = todo
-        .par_iter()
-        .map(|&i| {
-            let v = embedder
-                .embed(&texts[i])
-                .with_context(|| format!("embedding a chunk of {}", sources[i]))?;
-            bar.inc(1);
-            Ok((i, v))
-        })
-        .collect::<Result<_>>()?;
-    bar.finish_and_clear();
     let embed_time = embed_start.elapsed();
-    for (i, v) in computed {
-        cache.insert(keys[i], v);
-    }
-    for (i, slot) in vectors.iter_mut().enumerate() {
-        if slot.is_none() {
-            *slot = cache.get(&keys[i], dim);
-        }
-    }
-    let vectors: Vec<Vec<f32>> = vectors
-        .into_iter()
-        .map(|v| v.expect("every chunk embedded"))
-        .collect();
 
     // Indexes. The graph is built on one thread: parallel insertion would make the bytes depend
     // on thread timing, and bundles must be reproducible.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
     let bundle = pool.install(|| writer.finish(vectors))?;
     let bytes = bundle.to_bytes()?;
+    // The query table: fitted to this bundle's terms, written beside it.
+    let (bundle, query_table) = {
+        let engine = Engine::new(bundle);
+        let texts = query_fit::training_texts(&engine);
+        let (vectors, _, _) = embed_cached(
+            embedder,
+            &mut cache,
+            &texts,
+            opts.progress.then_some("query texts"),
+            |_| "embedding a query-table text".to_string(),
+        )?;
+        let words = engine.term_words();
+        let (word_vectors, _, _) = embed_cached(
+            embedder,
+            &mut cache,
+            &words,
+            opts.progress.then_some("terms"),
+            |_| "embedding a term".to_string(),
+        )?;
+        let fitted = query_fit::fit(&engine, &texts, &vectors, &word_vectors, QUERY_TABLE_RANK);
+        (engine.into_bundle(), fitted)
+    };
     crate::write_atomic(&opts.out, &bytes)?;
+    let query_table = match query_table {
+        Ok((table, report)) => {
+            crate::write_atomic(&query_table_path(&opts.out), &table.to_bytes()?)?;
+            Some(report)
+        }
+        Err(e) => {
+            warnings.push(format!("no query table: {e:#}"));
+            let _ = std::fs::remove_file(query_table_path(&opts.out));
+            None
+        }
+    };
     if let Some(path) = &opts.cache {
         if let Err(e) = cache.save(path) {
             warnings.push(format!("could not save the embedding cache: {e:#}"));
@@ -268,8 +331,9 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         pages: bundle.header().pages as usize,
         chunks: bundle.header().chunks as usize,
         skipped,
-        embedded: todo.len(),
+        embedded,
         reused,
+        query_table,
         warnings,
         sizes: bundle.part_sizes(),
         bytes: bytes.len(),
@@ -310,7 +374,15 @@ impl std::fmt::Display for BuildReport {
             human_bytes(self.sizes.vectors_and_graph),
             human_bytes(self.sizes.header),
             human_bytes(self.bytes / self.chunks.max(1)),
-        )
+        )?;
+        if let Some(q) = &self.query_table {
+            write!(
+                f,
+                "\n  query table: {} terms x {} fitted on {} texts (ridge {}, held-out cosine {:.3})",
+                q.terms, q.rank, q.texts, q.ridge, q.held_out_cosine
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -11,10 +11,11 @@ pub mod config;
 pub mod extract;
 pub mod model;
 mod output;
+pub mod query_fit;
 pub mod render;
 pub mod site;
 pub mod source;
 
-pub use build::{build, BuildOptions, BuildReport};
+pub use build::{build, query_table_path, BuildOptions, BuildReport};
 pub use config::Config;
 pub use output::write_atomic;

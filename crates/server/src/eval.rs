@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use lantern_engine::{Engine, Fusion, Mode, PageScore};
 
-use crate::searcher::Searcher;
+use crate::searcher::{QueryEncoder, Searcher};
 
 /// One labelled question. Accepts Lantern's golden format and the shared Rust book set
 /// (`family` instead of `type`, `expected` as one path).
@@ -170,9 +170,12 @@ pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec
         .iter()
         .map(|q| {
             let t = Instant::now();
-            let v = searcher
-                .embed(&q.query)?
-                .context("evaluation needs the model")?;
+            let v = match (searcher.embed(&q.query)?, searcher.encoder()) {
+                (Some(v), _) => v,
+                // The table knows none of the words: no vector evidence.
+                (None, QueryEncoder::Table) => Vec::new(),
+                (None, QueryEncoder::Model) => bail!("evaluation needs the model"),
+            };
             Ok((v, t.elapsed().as_secs_f64() * 1000.0))
         })
         .collect()

@@ -14,4 +14,4 @@ mod searcher;
 pub mod serve;
 pub mod tune;
 
-pub use searcher::Searcher;
+pub use searcher::{QueryEncoder, Searcher};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use lantern_embedder::{Embedder, Model};
-use lantern_engine::{Bundle, Engine, Filter, Mode, Results};
+use lantern_engine::{Bundle, Engine, Filter, Mode, QueryTable, Results};
 
 /// An opened bundle and, when vectors are wanted, the embedder of its model.
 pub struct Searcher {
@@ -14,6 +14,19 @@ pub struct Searcher {
     embedder: Option<Embedder>,
     path: PathBuf,
     bytes: usize,
+    encoder: QueryEncoder,
+    /// Why the query table beside the bundle could not be used.
+    table_error: Option<String>,
+}
+
+/// What embeds a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum QueryEncoder {
+    /// The full model (the same that embedded the chunks).
+    #[default]
+    Model,
+    /// The bundle's query table (`BUNDLE.query`), no transformer.
+    Table,
 }
 
 impl Searcher {
@@ -21,7 +34,39 @@ impl Searcher {
     /// or keyword-only when `model_dir` is `None`.
     pub fn open(path: &Path, model_dir: Option<&Path>) -> Result<Searcher> {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)
+        let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)?;
+        let mut table = path.as_os_str().to_owned();
+        table.push(lantern_engine::QUERY_TABLE_SUFFIX);
+        let table = PathBuf::from(table);
+        if table.exists() {
+            // Optional: a bad table only matters to whoever asks for it.
+            let attached = std::fs::read(&table)
+                .map_err(anyhow::Error::from)
+                .and_then(|b| Ok(QueryTable::from_bytes(&b)?))
+                .and_then(|t| Ok(searcher.engine.set_query_table(t)?));
+            if let Err(e) = attached {
+                searcher.table_error = Some(format!("{}: {e:#}", table.display()));
+            }
+        }
+        Ok(searcher)
+    }
+
+    /// Embeds queries with `encoder` from now on; the table must have been found beside the
+    /// bundle, and sound.
+    pub fn set_encoder(&mut self, encoder: QueryEncoder) -> Result<()> {
+        if encoder == QueryEncoder::Table && !self.engine.has_query_table() {
+            match &self.table_error {
+                Some(e) => bail!("{e}"),
+                None => bail!("{} has no query table beside it", self.path.display()),
+            }
+        }
+        self.encoder = encoder;
+        Ok(())
+    }
+
+    /// What embeds queries.
+    pub fn encoder(&self) -> QueryEncoder {
+        self.encoder
     }
 
     /// Opens a bundle already in memory (fetched from a site, say); `source` names it in
@@ -41,6 +86,8 @@ impl Searcher {
             embedder,
             path: PathBuf::from(source),
             bytes: bytes.len(),
+            encoder: QueryEncoder::Model,
+            table_error: None,
         })
     }
 
@@ -61,9 +108,10 @@ impl Searcher {
 
     /// The query vector for `text`; `None` when opened keyword-only.
     pub fn embed(&self, text: &str) -> Result<Option<Vec<f32>>> {
-        match &self.embedder {
-            Some(e) => Ok(Some(e.embed(text)?)),
-            None => Ok(None),
+        match (&self.embedder, self.encoder) {
+            (_, QueryEncoder::Table) => Ok(self.engine.table_vector(text)),
+            (Some(e), QueryEncoder::Model) => Ok(Some(e.embed(text)?)),
+            (None, QueryEncoder::Model) => Ok(None),
         }
     }
 
@@ -80,6 +128,9 @@ impl Searcher {
         k: usize,
         filter: &Filter,
     ) -> Result<Results> {
+        if self.encoder == QueryEncoder::Table && mode != Mode::Keyword {
+            return Ok(self.engine.search_table(text, mode, k, filter)?);
+        }
         let vector = match mode {
             Mode::Keyword => None,
             _ if self.embedder.is_none() => bail!("{mode} search needs the model"),

@@ -15,7 +15,7 @@ use lantern_engine::{Fusion, Mode, PageScore, VectorNorm};
 use crate::eval::{
     auroc, embed_all, load_golden, metrics, one_question, outcome, Metrics, Outcome, Question,
 };
-use crate::searcher::Searcher;
+use crate::searcher::{QueryEncoder, Searcher};
 
 /// One labelled set: a name, its bundle and its questions.
 #[derive(Debug, Clone)]
@@ -184,6 +184,7 @@ fn within_trail(hybrid: &Summary, keyword: &Summary, vector: &Summary) -> bool {
 pub fn tune(
     sets: &[TuneSet],
     model_dir: &Path,
+    encoder: QueryEncoder,
     show_grid: bool,
     json: Option<&Path>,
     out: &mut dyn Write,
@@ -193,7 +194,8 @@ pub fn tune(
     }
     let mut loaded = Vec::new();
     for s in sets {
-        let searcher = Searcher::open(&s.bundle, Some(model_dir))?;
+        let mut searcher = Searcher::open(&s.bundle, Some(model_dir))?;
+        searcher.set_encoder(encoder)?;
         let questions = load_golden(&s.golden)?;
         let vectors = embed_all(&searcher, &questions)?;
         loaded.push(Loaded {

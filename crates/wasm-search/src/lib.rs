@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use lantern_engine::{AskSession, Bundle, Engine, Filter, Mode};
+use lantern_engine::{AskSession, Bundle, Engine, Filter, Mode, QueryTable};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -48,6 +48,21 @@ impl SearchIndex {
         })
     }
 
+    /// Attaches the bundle's query table (`BUNDLE.query`), so that searches without a model
+    /// vector are hybrid with approximate meaning; throws on a bad file or one fitted to
+    /// another bundle.
+    #[wasm_bindgen(js_name = setQueryTable)]
+    pub fn set_query_table(&mut self, bytes: &[u8]) -> Result<(), JsError> {
+        let table = QueryTable::from_bytes(bytes).map_err(js)?;
+        self.engine.set_query_table(table).map_err(js)
+    }
+
+    /// Whether a query table is attached.
+    #[wasm_bindgen(getter, js_name = hasQueryTable)]
+    pub fn has_query_table(&self) -> bool {
+        self.engine.has_query_table()
+    }
+
     /// Throws unless the model with this sha256 is the one the bundle was built with.
     #[wasm_bindgen(js_name = checkModel)]
     pub fn check_model(&self, sha256: &str) -> Result<(), JsError> {
@@ -55,7 +70,8 @@ impl SearchIndex {
     }
 
     /// Searches. `mode` is "hybrid", "vector" (or "semantic") or "keyword"; without `vector`
-    /// the search is keyword-only and the result says so. `filters` is `{ key: value or
+    /// the query table embeds the query when one is attached (the result says `approximate`),
+    /// else the search is keyword-only and the result says so. `filters` is `{ key: value or
     /// [values] }`; a key no page carries throws.
     pub fn search(
         &self,
@@ -82,12 +98,16 @@ impl SearchIndex {
                 Values::Many(vs) => vs.iter().fold(f, |f, v| f.with(k, v)),
             })
         };
-        to_js(
-            &self
+        let k = k.clamp(1, 100);
+        let results = match vector {
+            None if mode != Mode::Keyword && self.engine.has_query_table() => {
+                self.engine.search_table(query, mode, k, &filter)
+            }
+            v => self
                 .engine
-                .search_filtered(query, vector.as_deref(), mode, k.clamp(1, 100), &filter)
-                .map_err(js)?,
-        )
+                .search_filtered(query, v.as_deref(), mode, k, &filter),
+        };
+        to_js(&results.map_err(js)?)
     }
 
     /// The site's filters: `[{ key, values: [[value, pages], ...] }]`.

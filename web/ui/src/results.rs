@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use lantern_engine::{highlight_segments, Hit};
+use lantern_engine::{highlight_segments, Hit, Results};
 
 use crate::search::Ctx;
 use crate::state::hit_link;
@@ -23,6 +23,7 @@ pub fn ResultsBody() -> impl IntoView {
             return view! { <p class="empty" role="status">"No results. Try other words."</p> }
                 .into_any();
         }
+        let mode = mode_used(&r);
         let mut index = 0usize;
         let groups = r
             .pages
@@ -54,7 +55,7 @@ pub fn ResultsBody() -> impl IntoView {
                         </p>
                     }
                 })}
-            <p class="mode-used">{format!("{} results", r.mode.label().to_lowercase())}</p>
+            <p class="mode-used">{mode}</p>
             <ul id="lantern-listbox" role="listbox" aria-label="Search results" class="results">
                 {groups}
             </ul>
@@ -152,5 +153,14 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
             </button>
             {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
         </li>
+    }
+}
+
+/// Which evidence ranked the results, in words.
+fn mode_used(r: &Results) -> String {
+    if r.approximate {
+        "keyword + quick meaning results".into()
+    } else {
+        format!("{} results", r.mode.label().to_lowercase())
     }
 }

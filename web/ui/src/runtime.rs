@@ -24,13 +24,17 @@ pub async fn ask(
 
 #[wasm_bindgen]
 extern "C" {
-    /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress) }` from widget.js.
+    /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress), saveData, proxy, ask }`
+    /// from widget.js.
     #[derive(Clone)]
     pub type Bridge;
     #[wasm_bindgen(method, js_name = loadBundle)]
     fn load_bundle(this: &Bridge, on_progress: &JsValue) -> Promise;
     #[wasm_bindgen(method, js_name = loadSemantic)]
     fn load_semantic(this: &Bridge, runtime: &Runtime, on_progress: &JsValue) -> Promise;
+    /// The reader's browser asks to save data (`navigator.connection.saveData`).
+    #[wasm_bindgen(method, getter, js_name = saveData)]
+    pub fn save_data(this: &Bridge) -> bool;
     /// The answer proxy's URL; asking is off without one.
     #[wasm_bindgen(method, getter)]
     pub fn proxy(this: &Bridge) -> Option<String>;
@@ -44,6 +48,17 @@ extern "C" {
     fn search(this: &Runtime, query: &str, options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(method, getter, js_name = facets)]
     fn facets_js(this: &Runtime) -> JsValue;
+    #[wasm_bindgen(method, js_name = loadQueryTable)]
+    fn load_query_table_js(this: &Runtime) -> Promise;
+}
+
+/// Waits for the bundle's query table; true once it is attached.
+pub async fn load_query_table(runtime: &Runtime) -> bool {
+    JsFuture::from(runtime.load_query_table_js())
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }
 
 /// The site's filters (none for most sites).

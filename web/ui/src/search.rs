@@ -108,8 +108,18 @@ impl Ctx {
             self.facets.set(runtime::facets(&rt));
             stage.set(Stage::Keyword);
             self.run();
-            stage.set(Stage::Model(Progress::default()));
-            match runtime::load_semantic(&b, &rt, move |p| stage.set(Stage::Model(p))).await {
+            // The query table is small: meaning before the model, or instead of it.
+            let quick = runtime::load_query_table(&rt).await;
+            if quick {
+                self.run();
+            }
+            if b.save_data() {
+                stage.set(Stage::SaveData(quick));
+                return;
+            }
+            stage.set(Stage::Model(Progress::default(), quick));
+            match runtime::load_semantic(&b, &rt, move |p| stage.set(Stage::Model(p, quick))).await
+            {
                 Ok(()) => {
                     stage.set(Stage::Hybrid);
                     self.run(); // upgrade the visible results in place

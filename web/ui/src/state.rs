@@ -14,8 +14,11 @@ pub enum Stage {
     Idle,
     Bundle(Progress),
     Keyword,
-    Model(Progress),
+    /// The model is downloading; `quick`: results meanwhile carry the query table's meaning.
+    Model(Progress, bool),
     Hybrid,
+    /// The reader asked to save data: no model download; `quick` as above.
+    SaveData(bool),
     Failed(String),
 }
 
@@ -26,18 +29,27 @@ impl Stage {
             Stage::Idle => String::new(),
             Stage::Bundle(p) => format!("Loading the search index… {}", mb(p.loaded)),
             Stage::Keyword => "Keyword search ready".into(),
-            Stage::Model(p) if p.loaded == 0.0 => {
-                "Keyword results · loading semantic search…".into()
-            }
-            Stage::Model(p) if p.total > 0.0 => format!(
-                "Keyword results · loading semantic search {} / {}",
-                mb(p.loaded),
-                mb(p.total)
-            ),
-            Stage::Model(p) => {
-                format!("Keyword results · loading semantic search {}", mb(p.loaded))
+            Stage::Model(p, quick) => {
+                let now = if *quick {
+                    "Keywords + quick meaning"
+                } else {
+                    "Keyword results"
+                };
+                match (p.loaded, p.total) {
+                    (0.0, _) => format!("{now} · loading semantic search…"),
+                    (l, t) if t > 0.0 => {
+                        format!("{now} · loading semantic search {} / {}", mb(l), mb(t))
+                    }
+                    (l, _) => format!("{now} · loading semantic search {}", mb(l)),
+                }
             }
             Stage::Hybrid => "Hybrid search (keywords + meaning)".into(),
+            Stage::SaveData(true) => {
+                "Keywords + quick meaning (the model is not downloaded: Save-Data is on)".into()
+            }
+            Stage::SaveData(false) => {
+                "Keyword search (the model is not downloaded: Save-Data is on)".into()
+            }
             Stage::Failed(e) => e.clone(),
         }
     }
@@ -48,15 +60,16 @@ impl Stage {
             Stage::Idle => "idle",
             Stage::Bundle(_) => "bundle",
             Stage::Keyword => "keyword",
-            Stage::Model(_) => "model",
+            Stage::Model(..) => "model",
             Stage::Hybrid => "hybrid",
+            Stage::SaveData(_) => "save-data",
             Stage::Failed(_) => "failed",
         }
     }
 
     /// Something is downloading.
     pub fn loading(&self) -> bool {
-        matches!(self, Stage::Model(_) | Stage::Bundle(_))
+        matches!(self, Stage::Model(..) | Stage::Bundle(_))
     }
 }
 
@@ -187,15 +200,21 @@ mod tests {
 
     #[test]
     fn status_shows_model_progress() {
-        let s = Stage::Model(Progress {
+        let p = Progress {
             loaded: 2.0 * 1_048_576.0,
             total: 4.0 * 1_048_576.0,
-        });
+        };
+        let s = Stage::Model(p, false);
         assert_eq!(
             s.status(),
             "Keyword results · loading semantic search 2.0 MB / 4.0 MB"
         );
         assert!(s.loading());
         assert_eq!(s.name(), "model");
+        assert_eq!(
+            Stage::Model(p, true).status(),
+            "Keywords + quick meaning · loading semantic search 2.0 MB / 4.0 MB"
+        );
+        assert!(!Stage::SaveData(true).loading());
     }
 }

@@ -1,0 +1,346 @@
+//! The query table: a static query encoder fitted to one bundle.
+//!
+//! Chunks are embedded by the full model at build time; a query can instead be embedded
+//! without any transformer, as the weighted mean of one learned vector per index term of the
+//! bundle (its words as keyword search analyses them), mapped into the model's space by a
+//! small basis and normalized. The indexer fits the rows so that this approximates the full
+//! model's embedding of short texts from the site itself (`lantern_indexer::fit_query_table`).
+//! Rows are int8 with one scale each; a low-rank basis keeps the file small.
+//!
+//! File layout (integers little-endian):
+//!
+//! ```text
+//! magic "LANTERNQ" | format version u32 | payload length u64 | crc32 of payload u32 | payload
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::query::Query;
+use crate::search::Engine;
+
+const MAGIC: [u8; 8] = *b"LANTERNQ";
+/// The query-table format this build reads and writes.
+pub const QUERY_TABLE_VERSION: u32 = 1;
+const PREFIX_LEN: usize = 8 + 4 + 8 + 4;
+/// Appended to a bundle's file name to name its query table: `site.lantern.query`.
+pub const QUERY_TABLE_SUFFIX: &str = ".query";
+/// Largest rank accepted from a file: a damaged one cannot ask for absurd allocations.
+const MAX_RANK: u32 = 1024;
+
+/// A static query encoder for one bundle (see the module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryTable {
+    /// Fingerprint of the bundle's term list: rows are indexed by its term ids.
+    terms_fingerprint: u32,
+    terms: u32,
+    dim: u32,
+    rank: u32,
+    /// `rank` x `dim`, row-major: maps a pooled row into the model's space; int8 with one
+    /// scale per basis row.
+    basis: Vec<i8>,
+    basis_scales: Vec<f32>,
+    /// One scale per term: row `t` is `rows[t] * scales[t]`.
+    scales: Vec<f32>,
+    /// `terms` x `rank`, row-major.
+    rows: Vec<i8>,
+}
+
+impl QueryTable {
+    /// Quantizes fitted rows (`terms` x `rank`, row-major) and a basis (`rank` x `dim`) for the
+    /// bundle whose terms have `terms_fingerprint`.
+    pub fn new(
+        terms_fingerprint: u32,
+        rows: &[f32],
+        basis: &[f32],
+        rank: usize,
+        dim: usize,
+    ) -> Result<Self> {
+        if rank == 0 || basis.len() != rank * dim || !rows.len().is_multiple_of(rank) {
+            return Err(Error::Inconsistent(
+                "query table shapes do not agree".into(),
+            ));
+        }
+        if rows.iter().chain(basis).any(|x| !x.is_finite()) {
+            return Err(Error::Inconsistent(
+                "query table has non-finite values".into(),
+            ));
+        }
+        let terms = rows.len() / rank;
+        let (scales, q) = quantize_rows(rows, rank);
+        let (basis_scales, basis) = quantize_rows(basis, dim);
+        Ok(QueryTable {
+            terms_fingerprint,
+            terms: terms as u32,
+            dim: dim as u32,
+            rank: rank as u32,
+            basis,
+            basis_scales,
+            scales,
+            rows: q,
+        })
+    }
+
+    /// Rank of the table (values per term).
+    pub fn rank(&self) -> usize {
+        self.rank as usize
+    }
+
+    /// Number of terms it has rows for.
+    pub fn terms(&self) -> usize {
+        self.terms as usize
+    }
+
+    /// The unit-length query vector for weighted term ids; `None` when no term has a row or
+    /// the rows cancel out.
+    pub fn encode(&self, weighted_terms: &[(usize, f32)]) -> Option<Vec<f32>> {
+        let rank = self.rank as usize;
+        let mut pooled = vec![0f32; rank];
+        let mut any = false;
+        for &(t, w) in weighted_terms {
+            let Some(row) = self.rows.get(t * rank..(t + 1) * rank) else {
+                continue;
+            };
+            let s = self.scales[t] * w;
+            for (p, &x) in pooled.iter_mut().zip(row) {
+                *p += s * x as f32;
+            }
+            any = true;
+        }
+        if !any {
+            return None;
+        }
+        let dim = self.dim as usize;
+        let mut v = vec![0f32; dim];
+        for ((p, b), s) in pooled
+            .iter()
+            .zip(self.basis.chunks(dim))
+            .zip(&self.basis_scales)
+        {
+            let ps = p * s;
+            for (x, &y) in v.iter_mut().zip(b) {
+                *x += ps * y as f32;
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm.is_nan() || norm <= 1e-6 {
+            return None;
+        }
+        v.iter_mut().for_each(|x| *x /= norm);
+        Some(v)
+    }
+
+    /// Encodes the table as a file.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let payload = postcard::to_allocvec(self).map_err(|e| Error::Encode(e.to_string()))?;
+        let mut out = Vec::with_capacity(PREFIX_LEN + payload.len());
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&QUERY_TABLE_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&payload);
+        Ok(out)
+    }
+
+    /// Decodes and checks a table file; never panics on bad input.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad = |m: String| Err(Error::QueryTable(m));
+        if bytes.len() < 8 || bytes[..8] != MAGIC {
+            return bad("file is not a Lantern query table (bad magic bytes)".into());
+        }
+        if bytes.len() < PREFIX_LEN {
+            return bad(format!(
+                "is truncated: expected at least {PREFIX_LEN} bytes, found {}",
+                bytes.len()
+            ));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap_or([0; 4]));
+        if version != QUERY_TABLE_VERSION {
+            return bad(format!(
+                "format version {version} is not supported (this build reads version \
+                 {QUERY_TABLE_VERSION}); rebuild it with a matching `lantern`"
+            ));
+        }
+        let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap_or([0; 8]));
+        let crc = u32::from_le_bytes(bytes[20..24].try_into().unwrap_or([0; 4]));
+        let expected = (PREFIX_LEN as u64).saturating_add(len);
+        if (bytes.len() as u64) != expected {
+            return bad(format!(
+                "is truncated or overlong: expected {expected} bytes, found {}",
+                bytes.len()
+            ));
+        }
+        let payload = &bytes[PREFIX_LEN..];
+        if crc32fast::hash(payload) != crc {
+            return bad("checksum mismatch: the file is corrupt".into());
+        }
+        let t: QueryTable = postcard::from_bytes(payload)
+            .map_err(|e| Error::QueryTable(format!("could not be decoded: {e}")))?;
+        t.validate()?;
+        Ok(t)
+    }
+
+    fn validate(&self) -> Result<()> {
+        let (terms, rank, dim) = (self.terms as usize, self.rank as usize, self.dim as usize);
+        let ok = self.rank > 0
+            && self.rank <= MAX_RANK
+            && self.basis.len() == rank.saturating_mul(dim)
+            && self.basis_scales.len() == rank
+            && self.scales.len() == terms
+            && self.rows.len() == terms.saturating_mul(rank)
+            && self
+                .basis_scales
+                .iter()
+                .chain(&self.scales)
+                .all(|x| x.is_finite());
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::QueryTable(
+                "is inconsistent: sizes do not agree or values are not finite".into(),
+            ))
+        }
+    }
+}
+
+/// int8 rows of `width` values, one scale per row.
+fn quantize_rows(values: &[f32], width: usize) -> (Vec<f32>, Vec<i8>) {
+    let mut scales = Vec::with_capacity(values.len() / width.max(1));
+    let mut q = Vec::with_capacity(values.len());
+    for row in values.chunks(width.max(1)) {
+        let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        scales.push(scale);
+        q.extend(
+            row.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
+        );
+    }
+    (scales, q)
+}
+
+impl Engine {
+    /// The query's index terms with weights summing to one: each distinct word counts
+    /// equally, shared among the terms it expands to (prefixes while typed, typo neighbours).
+    /// What the query table pools, both when fitted and when a reader types.
+    pub fn query_terms(&self, text: &str) -> Vec<(usize, f32)> {
+        let (expanded, _) = self.expand(&Query::parse(text));
+        let n = expanded.len() as f32;
+        let mut out = Vec::new();
+        for e in &expanded {
+            let total: f32 = e.ids.iter().map(|&(_, w)| w).sum();
+            if total > 0.0 {
+                out.extend(e.ids.iter().map(|&(id, w)| (id, w / total / n)));
+            }
+        }
+        out
+    }
+
+    /// Identifies the bundle's term list, which a query table's rows are indexed by.
+    pub fn terms_fingerprint(&self) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        for t in self.bundle.lexical().terms() {
+            h.update(t.as_bytes());
+            h.update(&[0]);
+        }
+        h.finalize()
+    }
+
+    /// A word as written for each index term (its shortest surface form, else the term):
+    /// what the model is shown to give each term a meaning of its own.
+    pub fn term_words(&self) -> Vec<String> {
+        let lex = self.bundle.lexical();
+        let mut words: Vec<String> = lex.terms().to_vec();
+        let mut set = vec![false; words.len()];
+        for (surface, id) in &lex.surfaces {
+            let id = *id as usize;
+            if !set[id] || surface.len() < words[id].len() {
+                words[id] = surface.clone();
+                set[id] = true;
+            }
+        }
+        words
+    }
+
+    /// Number of index terms (rows a query table needs).
+    pub fn num_terms(&self) -> usize {
+        self.bundle.lexical().num_terms()
+    }
+
+    /// Uses `table` to embed queries ([`Engine::table_vector`]); refused when it was fitted to
+    /// another bundle or another model's dimensions.
+    pub fn set_query_table(&mut self, table: QueryTable) -> Result<()> {
+        if table.terms_fingerprint != self.terms_fingerprint()
+            || table.terms as usize != self.num_terms()
+        {
+            return Err(Error::QueryTable(
+                "was fitted to another bundle: build both with the same `lantern build`".into(),
+            ));
+        }
+        if table.dim != self.bundle.header().model.dim {
+            return Err(Error::QueryTable(format!(
+                "has {} dimensions, the bundle's vectors {}",
+                table.dim,
+                self.bundle.header().model.dim
+            )));
+        }
+        self.query_table = Some(table);
+        Ok(())
+    }
+
+    /// Whether a query table is attached.
+    pub fn has_query_table(&self) -> bool {
+        self.query_table.is_some()
+    }
+
+    /// The query vector from the attached query table, without the model; `None` without a
+    /// table or when no word of the query is an index term.
+    pub fn table_vector(&self, text: &str) -> Option<Vec<f32>> {
+        self.query_table.as_ref()?.encode(&self.query_terms(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> QueryTable {
+        // Three terms, rank 2, dimension 3.
+        let rows = [1.0, 0.0, 0.0, 1.0, 0.5, 0.5];
+        let basis = [1.0, 0.0, 0.0, 0.0, 0.6, 0.8];
+        QueryTable::new(7, &rows, &basis, 2, 3).unwrap()
+    }
+
+    #[test]
+    fn encodes_pooled_rows_through_the_basis() {
+        let t = table();
+        let v = t.encode(&[(0, 1.0)]).unwrap();
+        assert!((v[0] - 1.0).abs() < 0.01 && v[1].abs() < 0.01, "{v:?}");
+        let v = t.encode(&[(1, 0.5), (2, 0.5)]).unwrap();
+        let n: f32 = v.iter().map(|x| x * x).sum();
+        assert!((n - 1.0).abs() < 1e-4);
+        assert!(v[1] > 0.0 && v[2] > v[1], "{v:?}");
+        // Unknown ids are skipped; nothing known is no vector.
+        assert!(t.encode(&[(99, 1.0)]).is_none());
+        assert!(t.encode(&[]).is_none());
+    }
+
+    #[test]
+    fn round_trips_and_refuses_bad_files() {
+        let t = table();
+        let bytes = t.to_bytes().unwrap();
+        assert_eq!(QueryTable::from_bytes(&bytes).unwrap(), t);
+        for cut in [0, 5, PREFIX_LEN, bytes.len() - 1] {
+            assert!(
+                QueryTable::from_bytes(&bytes[..cut]).is_err(),
+                "cut at {cut}"
+            );
+        }
+        let mut newer = bytes.clone();
+        newer[8] = 99;
+        let err = QueryTable::from_bytes(&newer).unwrap_err().to_string();
+        assert!(err.contains("version 99 is not supported"), "{err}");
+        assert!(QueryTable::new(1, &[1.0, f32::NAN], &[1.0, 0.0], 1, 2).is_err());
+        assert!(QueryTable::new(1, &[1.0, 2.0, 3.0], &[1.0, 0.0], 2, 1).is_err());
+    }
+}

@@ -1,0 +1,347 @@
+//! Fitting a bundle's query table (the static query encoder, `lantern_engine::QueryTable`).
+//!
+//! Short texts are cut from the site's own chunks (headings, sentences, word windows: what
+//! readers type is short), embedded by the full model, and analysed into index terms exactly
+//! as a query is. The table's rows are then the ridge least-squares solution of
+//! `pooled terms x rows = embedding`, in the top principal directions of those embeddings, so
+//! that pooling a query's rows approximates what the model would have said. The ridge weight
+//! is chosen on a held-out tenth of the texts, never on labelled questions.
+
+use anyhow::{bail, Result};
+use nalgebra::{DMatrix, SymmetricEigen};
+use rayon::prelude::*;
+
+use lantern_engine::{Engine, QueryTable};
+
+/// Texts cut per chunk at most, and overall: bounds the build time on large sites.
+const MAX_TEXTS_PER_CHUNK: usize = 24;
+const MAX_TEXTS: usize = 60_000;
+/// Fewer texts than this and shorter windows are added.
+const MIN_TEXTS: usize = 12_000;
+/// Words in a training text.
+const MIN_WORDS: usize = 2;
+const MAX_WORDS: usize = 24;
+/// Ridge weights tried, relative to the mean diagonal of the normal matrix.
+const RIDGES: [f32; 5] = [0.03, 0.1, 0.3, 1.0, 3.0];
+const CG_ITERATIONS: usize = 60;
+
+/// A text's index terms with their pooling weights.
+type WeightedTerms = Vec<(usize, f32)>;
+
+/// What the fit measured, for the build summary.
+#[derive(Debug, Clone, Copy)]
+pub struct FitReport {
+    /// Texts fitted on.
+    pub texts: usize,
+    /// Rows fitted (the bundle's terms).
+    pub terms: usize,
+    /// Values per row.
+    pub rank: usize,
+    /// The ridge weight chosen.
+    pub ridge: f32,
+    /// Mean cosine between the table's and the model's vectors on the held-out texts.
+    pub held_out_cosine: f32,
+}
+
+/// Short texts to fit on, cut from chunk text and headings. Deterministic.
+pub fn training_texts(engine: &Engine) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (ci, c) in engine.bundle().chunks().iter().enumerate() {
+        let mut texts: Vec<String> = Vec::new();
+        if let Some(h) = c.breadcrumb.last() {
+            texts.push(h.clone());
+        }
+        if c.breadcrumb.len() >= 2 {
+            texts.push(c.breadcrumb[c.breadcrumb.len() - 2..].join(" "));
+        }
+        for sentence in sentences(&c.text) {
+            let words: Vec<&str> = sentence.split_whitespace().collect();
+            if words.len() < MIN_WORDS {
+                continue;
+            }
+            // The sentence (cut to a question's length) and a short window from it.
+            texts.push(words[..words.len().min(MAX_WORDS)].join(" "));
+            if words.len() >= 8 {
+                let len = 3 + (ci + words.len()) % 4;
+                let start = (ci * 7 + words.len() * 3) % (words.len() - len);
+                texts.push(words[start..start + len].join(" "));
+            }
+        }
+        for t in texts.into_iter().take(MAX_TEXTS_PER_CHUNK) {
+            if seen.insert(t.clone()) {
+                out.push(t);
+            }
+        }
+    }
+    if out.len() < MIN_TEXTS {
+        // A small site: more, shorter windows, so every term is seen in several contexts.
+        'more: for c in engine.bundle().chunks() {
+            for sentence in sentences(&c.text) {
+                let words: Vec<&str> = sentence.split_whitespace().collect();
+                for len in [3, 5] {
+                    for start in (0..words.len().saturating_sub(len)).step_by(2) {
+                        let t = words[start..start + len].join(" ");
+                        if seen.insert(t.clone()) {
+                            out.push(t);
+                            if out.len() >= MIN_TEXTS {
+                                break 'more;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if out.len() > MAX_TEXTS {
+        // An even sample keeps every part of the site represented.
+        let step = out.len() as f64 / MAX_TEXTS as f64;
+        out = (0..MAX_TEXTS)
+            .map(|i| out[(i as f64 * step) as usize].clone())
+            .collect();
+    }
+    out
+}
+
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['\n', '.', '?', '!', ';', ':'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// Fits the table for `engine`'s bundle from texts and the model's unit vectors of them, and
+/// the model's vector of each term's word ([`Engine::term_words`]), which a term's row is
+/// pulled towards where the texts say little about it.
+pub fn fit(
+    engine: &Engine,
+    texts: &[String],
+    vectors: &[Vec<f32>],
+    term_vectors: &[Vec<f32>],
+    rank: usize,
+) -> Result<(QueryTable, FitReport)> {
+    let dim = engine.bundle().header().model.dim as usize;
+    let terms = engine.num_terms();
+    let rank = rank.min(dim);
+    // Rows of X: the weighted terms each text pools.
+    let samples: Vec<(WeightedTerms, &[f32])> = texts
+        .par_iter()
+        .zip(vectors.par_iter())
+        .filter_map(|(t, v)| {
+            let x = engine.query_terms(&format!("{t} "));
+            (!x.is_empty() && v.len() == dim).then_some((x, v.as_slice()))
+        })
+        .collect();
+    if term_vectors.len() != terms || term_vectors.iter().any(|v| v.len() != dim) {
+        bail!("one vector per term is needed");
+    }
+    if samples.len() < 10 || terms == 0 {
+        bail!(
+            "too little text to fit a query table ({} texts)",
+            samples.len()
+        );
+    }
+
+    // The basis: top principal directions of the targets (uncentred: cosines are taken from
+    // the origin).
+    let mut cov = DMatrix::<f64>::zeros(dim, dim);
+    for (_, y) in &samples {
+        let y = nalgebra::DVector::from_iterator(dim, y.iter().map(|&v| v as f64));
+        cov.ger(1.0, &y, &y, 1.0);
+    }
+    let eig = SymmetricEigen::new(cov);
+    let mut order: Vec<usize> = (0..dim).collect();
+    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+    let mut basis = vec![0f32; rank * dim];
+    for (r, &col) in order.iter().take(rank).enumerate() {
+        for d in 0..dim {
+            basis[r * dim + d] = eig.eigenvectors[(d, col)] as f32;
+        }
+    }
+    // Targets in the basis.
+    let z: Vec<Vec<f32>> = samples
+        .iter()
+        .map(|(_, y)| {
+            (0..rank)
+                .map(|r| {
+                    basis[r * dim..(r + 1) * dim]
+                        .iter()
+                        .zip(y.iter())
+                        .map(|(b, v)| b * v)
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+
+    let project = |y: &[f32]| -> Vec<f32> {
+        (0..rank)
+            .map(|r| {
+                basis[r * dim..(r + 1) * dim]
+                    .iter()
+                    .zip(y)
+                    .map(|(b, v)| b * v)
+                    .sum()
+            })
+            .collect()
+    };
+    let prior: Vec<f32> = term_vectors.iter().flat_map(|v| project(v)).collect();
+
+    // Held-out tenth for choosing the ridge weight.
+    let is_held = |i: usize| i % 10 == 9;
+    let train: Vec<usize> = (0..samples.len()).filter(|&i| !is_held(i)).collect();
+    let held: Vec<usize> = (0..samples.len()).filter(|&i| is_held(i)).collect();
+    let xs: Vec<&[(usize, f32)]> = samples.iter().map(|(x, _)| x.as_slice()).collect();
+
+    let mut best: Option<(f32, f32, Vec<f32>)> = None;
+    for &ridge in &RIDGES {
+        let rows = solve(&xs, &z, &train, &prior, rank, ridge);
+        let cos = mean_cosine(&xs, &samples, &held, &rows, &basis, rank, dim);
+        if best.as_ref().is_none_or(|b| cos > b.1) {
+            best = Some((ridge, cos, rows));
+        }
+    }
+    let (ridge, held_out_cosine, _) = best.expect("at least one ridge weight");
+    // Refit on every text with the chosen weight.
+    let all: Vec<usize> = (0..samples.len()).collect();
+    let rows = solve(&xs, &z, &all, &prior, rank, ridge);
+    let table = QueryTable::new(engine.terms_fingerprint(), &rows, &basis, rank, dim)?;
+    Ok((
+        table,
+        FitReport {
+            texts: samples.len(),
+            terms,
+            rank,
+            ridge,
+            held_out_cosine,
+        },
+    ))
+}
+
+/// Ridge regression towards a prior by conjugate gradients, one system per basis direction
+/// run in step: `(XᵀX + λI) A = XᵀZ + λ·prior` over the samples `use_`, with λ relative to
+/// XᵀX's mean diagonal.
+fn solve(
+    xs: &[&[(usize, f32)]],
+    z: &[Vec<f32>],
+    use_: &[usize],
+    prior: &[f32],
+    rank: usize,
+    ridge: f32,
+) -> Vec<f32> {
+    let terms = prior.len() / rank;
+    let mut diag = vec![0f32; terms];
+    for &i in use_ {
+        for &(t, w) in xs[i] {
+            diag[t] += w * w;
+        }
+    }
+    let used = diag.iter().filter(|&&d| d > 0.0).count().max(1);
+    let lambda = ridge * diag.iter().sum::<f32>() / used as f32;
+    // M·P = Xᵀ(X·P) + λP.
+    let apply = |p: &[f32]| -> Vec<f32> {
+        let mut out: Vec<f32> = p.iter().map(|v| v * lambda).collect();
+        for &i in use_ {
+            let mut xp = vec![0f32; rank];
+            for &(t, w) in xs[i] {
+                for (a, b) in xp.iter_mut().zip(&p[t * rank..(t + 1) * rank]) {
+                    *a += w * b;
+                }
+            }
+            for &(t, w) in xs[i] {
+                for (a, b) in out[t * rank..(t + 1) * rank].iter_mut().zip(&xp) {
+                    *a += w * b;
+                }
+            }
+        }
+        out
+    };
+    let mut rhs: Vec<f32> = prior.iter().map(|p| p * lambda).collect();
+    for &i in use_ {
+        for &(t, w) in xs[i] {
+            for (a, b) in rhs[t * rank..(t + 1) * rank].iter_mut().zip(&z[i]) {
+                *a += w * b;
+            }
+        }
+    }
+    // Start from the prior: the residual is then what the texts add to it.
+    let mut a = prior.to_vec();
+    let ma = apply(&a);
+    let mut r: Vec<f32> = rhs.iter().zip(&ma).map(|(b, m)| b - m).collect();
+    let mut p = r.clone();
+    let col_dot = |u: &[f32], v: &[f32]| -> Vec<f64> {
+        let mut s = vec![0f64; rank];
+        for (cu, cv) in u.chunks(rank).zip(v.chunks(rank)) {
+            for k in 0..rank {
+                s[k] += (cu[k] * cv[k]) as f64;
+            }
+        }
+        s
+    };
+    let mut rr = col_dot(&r, &r);
+    for _ in 0..CG_ITERATIONS {
+        let mp = apply(&p);
+        let pmp = col_dot(&p, &mp);
+        let alpha: Vec<f32> = (0..rank)
+            .map(|k| {
+                if pmp[k] > 0.0 {
+                    (rr[k] / pmp[k]) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        for (i, (av, rv)) in a.iter_mut().zip(r.iter_mut()).enumerate() {
+            let k = i % rank;
+            *av += alpha[k] * p[i];
+            *rv -= alpha[k] * mp[i];
+        }
+        let rr_new = col_dot(&r, &r);
+        let beta: Vec<f32> = (0..rank)
+            .map(|k| {
+                if rr[k] > 0.0 {
+                    (rr_new[k] / rr[k]) as f32
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        for (i, pv) in p.iter_mut().enumerate() {
+            let k = i % rank;
+            *pv = r[i] + beta[k] * *pv;
+        }
+        rr = rr_new;
+    }
+    a
+}
+
+fn mean_cosine(
+    xs: &[&[(usize, f32)]],
+    samples: &[(WeightedTerms, &[f32])],
+    held: &[usize],
+    rows: &[f32],
+    basis: &[f32],
+    rank: usize,
+    dim: usize,
+) -> f32 {
+    let mut total = 0f64;
+    for &i in held {
+        let mut pooled = vec![0f32; rank];
+        for &(t, w) in xs[i] {
+            for (p, r) in pooled.iter_mut().zip(&rows[t * rank..(t + 1) * rank]) {
+                *p += w * r;
+            }
+        }
+        let mut v = vec![0f32; dim];
+        for (p, b) in pooled.iter().zip(basis.chunks(dim)) {
+            for (x, y) in v.iter_mut().zip(b) {
+                *x += p * y;
+            }
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            let dot: f32 = v.iter().zip(samples[i].1).map(|(a, b)| a * b).sum();
+            total += (dot / norm) as f64;
+        }
+    }
+    (total / held.len().max(1) as f64) as f32
+}
