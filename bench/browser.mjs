@@ -1,7 +1,8 @@
 // What a reader pays, in headless Chromium on localhost against the demo site (out/web):
-// bytes over the wire and time until the first keyword result and the first hybrid result,
-// cold (empty cache) and warm (second visit: HTTP cache and service worker), per-query
-// latency once hybrid is ready, and the gzipped size of every asset.
+// bytes over the wire and time until the first keyword result, the first hybrid result with
+// the query table's quick meaning, and the first hybrid result with the model's, cold (empty
+// cache) and warm (second visit: HTTP cache and service worker), per-query latency of each,
+// and the gzipped size of every asset.
 import { existsSync, readdirSync, statSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join, relative } from 'node:path';
@@ -40,14 +41,16 @@ async function visit(label) {
   await w.locator('input').fill('how do I keep results between builds');
   await w.locator('.mode-used').filter({ hasText: /keyword|hybrid/ }).first().waitFor({ timeout: 60_000 });
   const kw = { ms: Date.now() - t0, bytes: wire - start - pageBytes };
+  await w.locator('.mode-used').filter({ hasText: /quick meaning|hybrid results/ }).first().waitFor({ timeout: 60_000 });
+  const quick = { ms: Date.now() - t0, bytes: wire - start - pageBytes };
   await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
   const hy = { ms: Date.now() - t0, bytes: wire - start - pageBytes };
-  console.log(`| ${label} | ${kb(pageBytes)} | ${kb(kw.bytes)} | ${kw.ms} | ${kb(hy.bytes)} | ${hy.ms} |`);
+  console.log(`| ${label} | ${kb(pageBytes)} | ${kb(kw.bytes)} | ${kw.ms} | ${kb(quick.bytes)} | ${quick.ms} | ${kb(hy.bytes)} | ${hy.ms} |`);
   return page;
 }
 
-console.log('| visit | page load | bytes to first keyword result | ms | bytes to first hybrid result | ms |');
-console.log('|---|---|---|---|---|---|');
+console.log('| visit | page load | bytes to first keyword result | ms | bytes to first hybrid result, query table | ms | bytes to first hybrid result, model | ms |');
+console.log('|---|---|---|---|---|---|---|---|');
 const first = await visit('cold');
 await first.evaluate(() => navigator.serviceWorker.ready);
 await first.close();
@@ -75,14 +78,25 @@ const lat = await warm.evaluate(async (qs) => {
     await l.search(q, { mode: 'hybrid' });
     search.push(performance.now() - t);
   }
+  // The query table's approximate hybrid search, on an instance that never loads the model.
+  const quick = await Lantern.load('/search.lantern');
+  await quick.loadQueryTable();
+  const table = [];
+  for (let i = 0; i < 110; i++) {
+    const q = qs[i % qs.length] + (i >= qs.length ? ` ${i}` : '');
+    const t = performance.now();
+    await quick.search(q, { mode: 'hybrid' });
+    table.push(performance.now() - t);
+  }
   const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * p))]; };
-  return { startup, n: embed.length, embed: [pct(embed, 0.5), pct(embed, 0.95)], keyword: [pct(keyword, 0.5), pct(keyword, 0.95)], hybrid: [pct(search, 0.5), pct(search, 0.95)] };
+  return { startup, n: embed.length, embed: [pct(embed, 0.5), pct(embed, 0.95)], keyword: [pct(keyword, 0.5), pct(keyword, 0.95)], hybrid: [pct(search, 0.5), pct(search, 0.95)], table: [pct(table, 0.5), pct(table, 0.95)] };
 }, queries);
 console.log(`\nembedder start-up (warm cache): ${lat.startup.toFixed(0)} ms; over ${lat.n} queries, p50 / p95 ms:`);
 console.log(`| step | p50 | p95 |\n|---|---|---|`);
 console.log(`| embed query (worker) | ${lat.embed[0].toFixed(1)} | ${lat.embed[1].toFixed(1)} |`);
 console.log(`| keyword search | ${lat.keyword[0].toFixed(2)} | ${lat.keyword[1].toFixed(2)} |`);
 console.log(`| hybrid search incl. embedding | ${lat.hybrid[0].toFixed(1)} | ${lat.hybrid[1].toFixed(1)} |`);
+console.log(`| hybrid search with the query table (embedding included) | ${lat.table[0].toFixed(2)} | ${lat.table[1].toFixed(2)} |`);
 await chrome.close();
 server.stop();
 
@@ -94,7 +108,7 @@ function files(dir) {
   });
 }
 console.log('\n| asset | bytes | gzipped | precompressed .br |\n|---|---|---|---|');
-for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.onnx|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
+for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.query|\.onnx|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
   const b = readFileSync(f);
   const br = existsSync(`${f}.br`) ? statSync(`${f}.br`).size : '-';
   console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} | ${br} |`);

@@ -24,8 +24,8 @@ after(async () => {
 
 test('keyword search answers before the embedder has loaded', async () => {
   const r = await page.evaluate(async () => {
-    // Without the query table: what a site built before it, or a failed download, gets.
-    window.idx = await window.Lantern.load('/site.lantern', { queryTable: false });
+    // The query table is only fetched when asked for (loadQueryTable).
+    window.idx = await window.Lantern.load('/site.lantern');
     const kw = window.idx.searchKeyword('max_file_bytes');
     const hybridAsked = await window.idx.search('max_file_bytes');
     return { ready: window.idx.semanticReady, kw, mode: hybridAsked.mode, info: window.idx.info };

@@ -65,9 +65,11 @@ export type AskOutcome =
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 export declare class Lantern {
-  /** Also fetches `bundleUrl + '.query'` in the background unless `queryTable` is false. */
-  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void; queryTable?: boolean }): Promise<Lantern>;
-  /** Resolves true once the query table is attached, false when the site has none. */
+  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
+  /**
+   * Fetches `bundleUrl + '.query'`; resolves true once attached (hybrid searches before the
+   * model then carry approximate meaning), false when the site has none or it is damaged.
+   */
   loadQueryTable(): Promise<boolean>;
   readonly info: BundleInfo;
   readonly semanticReady: boolean;

@@ -34,22 +34,19 @@ export class Lantern {
   #pending = new Map();
   #nextId = 1;
   #table = null;
+  #tableUrl = null;
 
   constructor(index) {
     this.#index = index;
     this.#info = index.info();
   }
 
-  /**
-   * Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. Then
-   * fetches the bundle's query table (`BUNDLE.query`) in the background unless `queryTable` is
-   * false; `loadQueryTable()` says when it is attached.
-   */
-  static async load(bundleUrl, { onProgress, queryTable = true } = {}) {
+  /** Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. */
+  static async load(bundleUrl, { onProgress } = {}) {
     await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
     const bytes = await fetchBytes(bundleUrl, onProgress && ((p) => onProgress({ stage: 'bundle', ...p })));
     const lantern = new Lantern(new SearchIndex(bytes));
-    if (queryTable) lantern.#table = lantern.#attachTable(new URL(bundleUrl, location.href).href + '.query');
+    lantern.#tableUrl = new URL(bundleUrl, location.href).href + '.query';
     return lantern;
   }
 
@@ -65,10 +62,14 @@ export class Lantern {
   }
 
   /**
-   * Resolves true once the query table is attached (hybrid searches then carry approximate
-   * meaning before the model arrives: `results.approximate`), false when there is none.
+   * Fetches the bundle's query table (`BUNDLE.query`, a few hundred KB) and resolves true once
+   * it is attached: hybrid searches then carry approximate meaning before the model arrives
+   * (`results.approximate`). Resolves false when the site has none or it is damaged.
    */
-  loadQueryTable() { return this.#table ?? Promise.resolve(false); }
+  loadQueryTable() {
+    this.#table ??= this.#attachTable(this.#tableUrl);
+    return this.#table;
+  }
 
   /** Model, dimensions and counts of the loaded bundle. */
   get info() { return this.#info; }

@@ -39,6 +39,11 @@ pub struct Ctx {
 impl Ctx {
     /// Runs the current query; answers to older queries are dropped when they arrive late.
     pub fn run(self) {
+        spawn_local(self.search());
+    }
+
+    /// [`Ctx::run`], finished when its results are shown.
+    async fn search(self) {
         let q = self.query.get_untracked();
         let Some(rt) = self.runtime.get_value() else {
             return;
@@ -51,18 +56,16 @@ impl Ctx {
         let filter = self.filter.get_untracked();
         let n = self.seq.get_value() + 1;
         self.seq.set_value(n);
-        spawn_local(async move {
-            match runtime::search(&rt, &q, mode, K, &filter).await {
-                Ok(r) if self.seq.get_value() == n => {
-                    let count = r.hits.len();
-                    self.results.set(Some(r));
-                    self.active
-                        .update(|a| *a = (*a).min(count.saturating_sub(1)));
-                }
-                Ok(_) => {}
-                Err(e) => self.stage.set(Stage::Failed(e)),
+        match runtime::search(&rt, &q, mode, K, &filter).await {
+            Ok(r) if self.seq.get_value() == n => {
+                let count = r.hits.len();
+                self.results.set(Some(r));
+                self.active
+                    .update(|a| *a = (*a).min(count.saturating_sub(1)));
             }
-        });
+            Ok(_) => {}
+            Err(e) => self.stage.set(Stage::Failed(e)),
+        }
     }
 
     /// Opens a result (remembering the query).
@@ -107,7 +110,8 @@ impl Ctx {
             self.runtime.set_value(Some(rt.clone()));
             self.facets.set(runtime::facets(&rt));
             stage.set(Stage::Keyword);
-            self.run();
+            // Keyword results first, with nothing else on the wire.
+            self.search().await;
             // The query table is small: meaning before the model, or instead of it.
             let quick = runtime::load_query_table(&rt).await;
             if quick {
