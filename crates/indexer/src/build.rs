@@ -78,8 +78,33 @@ fn repeated_index<'a>(
         .map(|(other, _, _)| other.rel.as_str())
 }
 
-/// Values per term in the query table.
-const QUERY_TABLE_RANK: usize = 128;
+/// Fits the query table for `engine`'s bundle: short texts of the site, and each term's
+/// word, embedded by the model (through the cache), then the least-squares fit.
+fn fit_query_table(
+    engine: &Engine,
+    embedder: &Embedder,
+    cache: &mut EmbeddingCache,
+    progress: bool,
+    rank: usize,
+) -> Result<(lantern_engine::QueryTable, FitReport)> {
+    let texts = query_fit::training_texts(engine);
+    let (vectors, _, _) = embed_cached(
+        embedder,
+        cache,
+        &texts,
+        progress.then_some("query texts"),
+        |_| "embedding a query-table text".to_string(),
+    )?;
+    let words = engine.term_words();
+    let (word_vectors, _, _) = embed_cached(
+        embedder,
+        cache,
+        &words,
+        progress.then_some("terms"),
+        |_| "embedding a term".to_string(),
+    )?;
+    query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)
+}
 
 /// The query table beside a bundle: `site.lantern` -> `site.lantern.query`.
 pub fn query_table_path(out: &Path) -> PathBuf {
@@ -288,36 +313,28 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     let bundle = pool.install(|| writer.finish(vectors))?;
     let bytes = bundle.to_bytes()?;
     // The query table: fitted to this bundle's terms, written beside it.
-    let (bundle, query_table) = {
+    let rank = opts.config.query_table_rank;
+    let (bundle, query_table) = if rank == 0 {
+        (bundle, None)
+    } else {
         let engine = Engine::new(bundle);
-        let texts = query_fit::training_texts(&engine);
-        let (vectors, _, _) = embed_cached(
-            embedder,
-            &mut cache,
-            &texts,
-            opts.progress.then_some("query texts"),
-            |_| "embedding a query-table text".to_string(),
-        )?;
-        let words = engine.term_words();
-        let (word_vectors, _, _) = embed_cached(
-            embedder,
-            &mut cache,
-            &words,
-            opts.progress.then_some("terms"),
-            |_| "embedding a term".to_string(),
-        )?;
-        let fitted = query_fit::fit(&engine, &texts, &vectors, &word_vectors, QUERY_TABLE_RANK);
-        (engine.into_bundle(), fitted)
+        let fitted = fit_query_table(&engine, embedder, &mut cache, opts.progress, rank);
+        (engine.into_bundle(), Some(fitted))
     };
     crate::write_atomic(&opts.out, &bytes)?;
+    let table_path = query_table_path(&opts.out);
     let query_table = match query_table {
-        Ok((table, report)) => {
-            crate::write_atomic(&query_table_path(&opts.out), &table.to_bytes()?)?;
+        Some(Ok((table, report))) => {
+            crate::write_atomic(&table_path, &table.to_bytes()?)?;
             Some(report)
         }
-        Err(e) => {
+        Some(Err(e)) => {
             warnings.push(format!("no query table: {e:#}"));
-            let _ = std::fs::remove_file(query_table_path(&opts.out));
+            crate::remove_stale(&table_path)?;
+            None
+        }
+        None => {
+            crate::remove_stale(&table_path)?;
             None
         }
     };

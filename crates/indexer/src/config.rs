@@ -73,6 +73,9 @@ pub struct Config {
     /// Language of pages whose front matter names none (a BCP 47 tag such as `en` or `de`):
     /// it picks the stemmer.
     pub language: String,
+    /// Values per term of the query table written beside the bundle (approximate meaning
+    /// before the model loads); 0 writes none.
+    pub query_table_rank: usize,
 }
 
 impl Default for Config {
@@ -87,6 +90,7 @@ impl Default for Config {
             max_file_bytes: 4 * 1024 * 1024,
             abstain_cosine: None,
             language: "en".into(),
+            query_table_rank: 128,
         }
     }
 }
@@ -170,6 +174,12 @@ impl Config {
         }
         if self.max_file_bytes == 0 {
             anyhow::bail!("max_file_bytes must be at least 1");
+        }
+        if self.query_table_rank > 384 {
+            anyhow::bail!(
+                "query_table_rank must be at most 384 (0 for no query table), not {}",
+                self.query_table_rank
+            );
         }
         if self.base_url.chars().any(char::is_control) {
             anyhow::bail!("base_url contains control characters");

@@ -29,19 +29,32 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
+    remove_copies(path)
+}
+
+/// Removes an output a build no longer makes (a query table after `query_table_rank = 0`,
+/// say) and its precompressed copies; absent files are fine.
+pub fn remove_stale(path: &Path) -> Result<()> {
+    remove(path)?;
+    remove_copies(path)
+}
+
+fn remove_copies(path: &Path) -> Result<()> {
     for ext in ["br", "gz"] {
         let mut stale = path.as_os_str().to_owned();
         stale.push(format!(".{ext}"));
-        match std::fs::remove_file(&stale) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e).with_context(|| {
-                    format!("removing the stale copy {}", Path::new(&stale).display())
-                })
-            }
-            _ => {}
-        }
+        remove(Path::new(&stale))?;
     }
     Ok(())
+}
+
+fn remove(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("removing the stale file {}", path.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(all(test, unix))]

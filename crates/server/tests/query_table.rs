@@ -200,3 +200,35 @@ fn the_searcher_uses_the_table_beside_the_bundle() {
     let err = s.set_encoder(QueryEncoder::Table).unwrap_err();
     assert!(err.to_string().contains("truncated"), "{err}");
 }
+
+#[test]
+fn rank_zero_writes_no_table_and_removes_an_old_one() {
+    let b = built();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("docs");
+    docs(&d);
+    let out = dir.path().join("s.lantern");
+    let table = lantern_indexer::query_table_path(&out);
+    std::fs::copy(&b.table, &table).unwrap();
+    std::fs::write(dir.path().join("s.lantern.query.br"), b"old").unwrap();
+    let m = model();
+    let config: lantern_indexer::Config = toml::from_str("query_table_rank = 0").unwrap();
+    let report = lantern_indexer::build(
+        &lantern_indexer::BuildOptions {
+            docs: d,
+            out: out.clone(),
+            config,
+            cache: None,
+            progress: false,
+        },
+        &m.model.manifest,
+        &m.embedder,
+    )
+    .unwrap();
+    assert!(report.query_table.is_none());
+    assert!(out.exists());
+    assert!(!table.exists(), "the old table would not fit the new bundle");
+    assert!(!dir.path().join("s.lantern.query.br").exists());
+    let bad: lantern_indexer::Config = toml::from_str("query_table_rank = 1000").unwrap();
+    assert!(bad.validate().is_err());
+}
