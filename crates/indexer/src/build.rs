@@ -96,13 +96,10 @@ fn fit_query_table(
         |_| "embedding a query-table text".to_string(),
     )?;
     let words = engine.term_words();
-    let (word_vectors, _, _) = embed_cached(
-        embedder,
-        cache,
-        &words,
-        progress.then_some("terms"),
-        |_| "embedding a term".to_string(),
-    )?;
+    let (word_vectors, _, _) =
+        embed_cached(embedder, cache, &words, progress.then_some("terms"), |_| {
+            "embedding a term".to_string()
+        })?;
     query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)
 }
 

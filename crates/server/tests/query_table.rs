@@ -227,7 +227,10 @@ fn rank_zero_writes_no_table_and_removes_an_old_one() {
     .unwrap();
     assert!(report.query_table.is_none());
     assert!(out.exists());
-    assert!(!table.exists(), "the old table would not fit the new bundle");
+    assert!(
+        !table.exists(),
+        "the old table would not fit the new bundle"
+    );
     assert!(!dir.path().join("s.lantern.query.br").exists());
     let bad: lantern_indexer::Config = toml::from_str("query_table_rank = 1000").unwrap();
     assert!(bad.validate().is_err());
