@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, statSync, cpSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import { serve, browser, cli, root } from '../tests/browser/harness.mjs';
 
 const [name, docs, golden] = process.argv.slice(2);
@@ -35,6 +36,9 @@ cli('site', docs, '--out', site, '--title', name, '--cache', join(root, `out/${n
 execFileSync(join(root, 'bench/node_modules/.bin/pagefind'), ['--site', site, '--quiet'], { stdio: 'inherit' });
 const pagefindBytes = dirBytes(join(site, 'pagefind'));
 const lanternBytes = statSync(join(site, 'search.lantern')).size;
+// Deployed as the demo is: brotli and gzip copies beside Lantern's files (Pagefind's index
+// files are gzip already).
+execFileSync('node', [join(root, 'web/tools/precompress.mjs'), site], { stdio: 'ignore' });
 
 // 3. Lantern's three modes natively (the browser ranks identically; see the runtime tests).
 const lanternJson = join(site, 'eval.json');
@@ -44,31 +48,59 @@ const lanternOutcomes = JSON.parse(readFileSync(lanternJson, 'utf8')).outcomes;
 // 4. In Chromium: the first search of each system from a cold context on an empty page
 // (bytes over the wire and time), then Pagefind's answers to every question.
 writeFileSync(join(site, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>blank</title>');
-const server = await serve(site);
+const origin = await serve(site);
+// Bytes are counted where they cross the wire: a pass-through proxy sees every request of the
+// page and of its workers (Pagefind searches in a worker), compressed as sent.
+let requests = [];
+const counter = http.createServer((req, res) => {
+  const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
+    res.writeHead(r.statusCode, r.headers);
+    const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
+    requests.push(entry);
+    r.on('data', (d) => { entry.bytes += d.length; });
+    r.pipe(res);
+  });
+  req.pipe(up);
+});
+await new Promise((r) => counter.listen(0, '127.0.0.1', r));
+const server = { url: `http://127.0.0.1:${counter.address().port}/`, stop: () => { counter.close(); origin.stop(); } };
 const chrome = await browser();
+// Index data: everything but code (Pagefind's entry, meta, index chunks, fragments, filters;
+// Lantern's bundle and query table).
+const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query)$|pagefind-entry\.json$/.test(p);
 async function cold(fn, arg) {
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
   await page.goto(server.url + 'blank.html');
-  const cdp = await ctx.newCDPSession(page);
-  await cdp.send('Network.enable');
-  let bytes = 0;
-  cdp.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; });
+  requests = [];
   const ms = await page.evaluate(fn, arg);
-  await page.waitForTimeout(100);
-  // Resource Timing sees every fetch and import of the page, compressed sizes included.
-  const timed = await page.evaluate(() => performance.getEntriesByType('resource')
-    .reduce((n, e) => n + e.transferSize, 0));
-  return { page, ctx, ms, bytes: Math.max(bytes, timed) };
+  await page.waitForTimeout(300);
+  const files = requests.filter((r) => r.path !== '/blank.html');
+  const bytes = files.reduce((n, r) => n + r.bytes, 0);
+  const data = files.filter((r) => isData(r.path)).reduce((n, r) => n + r.bytes, 0);
+  return { page, ctx, ms, bytes, data, files };
 }
-const pfCold = await cold(async (q) => {
+const pagefindFirst = async (q) => {
   const t0 = performance.now();
   const pf = await import('/pagefind/pagefind.js');
   await pf.init();
   const r = await pf.search(q);
   await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
   return performance.now() - t0;
-}, 'ownership');
+};
+const lanternFirst = async (q) => {
+  const t0 = performance.now();
+  const { Lantern } = await import('/lantern/lantern.js');
+  const l = await Lantern.load('/search.lantern');
+  l.searchKeyword(q);
+  return performance.now() - t0;
+};
+const second = 'how do I read a file';
+const pfCold2 = await cold(pagefindFirst, second);
+await pfCold2.ctx.close();
+const lnCold2 = await cold(lanternFirst, second);
+await lnCold2.ctx.close();
+const pfCold = await cold(pagefindFirst, 'ownership');
 const pfRuns = await pfCold.page.evaluate(async (qs) => {
   const pf = await import('/pagefind/pagefind.js');
   const out = [];
@@ -81,13 +113,7 @@ const pfRuns = await pfCold.page.evaluate(async (qs) => {
   return out;
 }, questions.map((q) => q.query));
 await pfCold.ctx.close();
-const lnCold = await cold(async (q) => {
-  const t0 = performance.now();
-  const { Lantern } = await import('/lantern/lantern.js');
-  const l = await Lantern.load('/search.lantern');
-  l.searchKeyword(q);
-  return performance.now() - t0;
-}, 'ownership');
+const lnCold = await cold(lanternFirst, 'ownership');
 await lnCold.ctx.close();
 await chrome.close();
 server.stop();
@@ -134,6 +160,15 @@ const kb = (b) => `${(b / 1024).toFixed(1)} KiB`;
 console.log(`\n| | Pagefind | Lantern | Lantern/Pagefind |`);
 console.log('|---|---|---|---|');
 console.log(`| index bytes on disk | ${kb(pagefindBytes)} | ${kb(lanternBytes)} (bundle) | ${(lanternBytes / pagefindBytes).toFixed(2)} |`);
-console.log(`| bytes transferred for a first (keyword) search, cold | ${kb(pfCold.bytes)} | ${kb(lnCold.bytes)} | ${(lnCold.bytes / pfCold.bytes).toFixed(2)} |`);
-console.log(`| time to first result, cold, ms | ${pfCold.ms.toFixed(0)} | ${lnCold.ms.toFixed(0)} | ${(lnCold.ms / pfCold.ms).toFixed(2)} |`);
+for (const [q, p, l] of [['ownership', pfCold, lnCold], [second, pfCold2, lnCold2]]) {
+  console.log(`| "${q}": files fetched for a first (keyword) search, cold | ${p.files.length} | ${l.files.length} | |`);
+  console.log(`| "${q}": bytes on the wire, all (worker requests included) | ${kb(p.bytes)} | ${kb(l.bytes)} | ${(l.bytes / p.bytes).toFixed(2)} |`);
+  console.log(`| "${q}": of which index data | ${kb(p.data)} | ${kb(l.data)} | ${(l.data / p.data).toFixed(2)} |`);
+  console.log(`| "${q}": time to first result, cold, ms | ${p.ms.toFixed(0)} | ${l.ms.toFixed(0)} | ${(l.ms / p.ms).toFixed(2)} |`);
+}
 console.log(`| Pagefind query p50 / p95 ms | ${pfMs[pfMs.length >> 1].toFixed(1)} / ${pfMs[Math.floor(pfMs.length * 0.95)].toFixed(1)} | see lantern eval | |`);
+console.log(`\nFiles of the first "ownership" search, bytes as sent:\n`);
+console.log('| system | file | bytes |\n|---|---|---|');
+for (const [sys, run] of [['Pagefind', pfCold], ['Lantern', lnCold]]) {
+  for (const f of run.files) console.log(`| ${sys} | ${f.path} | ${f.bytes} |`);
+}

@@ -12,7 +12,7 @@ use crate::answer::answer_panel;
 use crate::recent;
 use crate::results::ResultsBody;
 use crate::runtime::{self, Bridge, Progress, Runtime};
-use crate::state::{flat_hits, hit_link, step, Answer, Stage, K};
+use crate::state::{flat_hits, hit_link, keep_active, step, Answer, Stage, K};
 
 /// State shared by the components; every field is a cheap, copyable handle.
 #[derive(Clone, Copy)]
@@ -34,6 +34,8 @@ pub struct Ctx {
     runtime: StoredValue<Option<Runtime>, LocalStorage>,
     bridge: StoredValue<Bridge, LocalStorage>,
     seq: StoredValue<u64>,
+    /// The query and filter the shown results answer.
+    shown: StoredValue<Option<(String, Filter)>>,
 }
 
 impl Ctx {
@@ -58,10 +60,22 @@ impl Ctx {
         self.seq.set_value(n);
         match runtime::search(&rt, &q, mode, K, &filter).await {
             Ok(r) if self.seq.get_value() == n => {
-                let count = r.hits.len();
+                let new = flat_hits(Some(r.clone()));
+                let asked = Some((q, filter));
+                // The same question answered better (quick meaning, then the model): the
+                // selected section stays selected. A new question starts at the top.
+                let active = if self.shown.get_value() == asked {
+                    keep_active(
+                        self.active.get_untracked(),
+                        &flat_hits(self.results.get_untracked()),
+                        &new,
+                    )
+                } else {
+                    self.active.get_untracked().min(new.len().saturating_sub(1))
+                };
+                self.shown.set_value(asked);
                 self.results.set(Some(r));
-                self.active
-                    .update(|a| *a = (*a).min(count.saturating_sub(1)));
+                self.active.set(active);
             }
             Ok(_) => {}
             Err(e) => self.stage.set(Stage::Failed(e)),
@@ -156,6 +170,7 @@ pub fn Search(
         runtime: StoredValue::new_local(None),
         bridge,
         seq: StoredValue::new(0),
+        shown: StoredValue::new(None),
     };
     provide_context(ctx);
     let input_ref = NodeRef::<leptos::html::Input>::new();

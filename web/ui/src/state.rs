@@ -89,6 +89,15 @@ pub fn flat_hits(results: Option<Results>) -> Vec<Hit> {
         .unwrap_or_default()
 }
 
+/// The active option once `new` results replace `old`: the same section if it is still
+/// listed (results upgrading under the reader's arrow keys must not change what Enter opens),
+/// else the same position, within range.
+pub fn keep_active(active: usize, old: &[Hit], new: &[Hit]) -> usize {
+    old.get(active)
+        .and_then(|h| new.iter().position(|n| n.chunk == h.chunk))
+        .unwrap_or_else(|| active.min(new.len().saturating_sub(1)))
+}
+
 /// The next active option after an arrow key, wrapping around.
 pub fn step(active: usize, len: usize, down: bool) -> usize {
     match (len, down) {
@@ -169,6 +178,27 @@ fn mb(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_selected_section_stays_selected_when_results_upgrade() {
+        let hit = |chunk| Hit {
+            chunk,
+            page: 0,
+            title: String::new(),
+            breadcrumb: String::new(),
+            url: String::new(),
+            score: 0.0,
+            keyword: None,
+            vector: None,
+            excerpt: String::new(),
+            highlights: Vec::new(),
+        };
+        let old = [hit(1), hit(2), hit(3)];
+        assert_eq!(keep_active(1, &old, &[hit(7), hit(3), hit(2)]), 2);
+        assert_eq!(keep_active(1, &old, &[hit(7), hit(8), hit(9)]), 1);
+        assert_eq!(keep_active(2, &old, &[hit(7)]), 0);
+        assert_eq!(keep_active(0, &old, &[]), 0);
+    }
 
     #[test]
     fn arrows_wrap() {
