@@ -10,9 +10,9 @@ out="${1:-out/web}"
 bash models/fetch.sh
 bash web/runtime/build.sh "$out/lantern"
 cargo build --quiet --release -p lantern-cli
-cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-ui
+cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ui
 rm -rf "$out/lantern/ui"
-"$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/release/lantern_ui.wasm
+"$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
 bash web/tools/wasm-opt.sh "$out"/lantern/ui/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/lantern/"
 mkdir -p "$out/assets"

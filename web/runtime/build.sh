@@ -15,12 +15,12 @@ if ! "$wb" --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
   cargo install --quiet wasm-bindgen-cli --version "$WB_VERSION" --root "$root/.tools"
 fi
 
-cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-search-wasm -p lantern-embed-wasm
+cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-search-wasm
+cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-embed-wasm
 rm -rf "$out/pkg"
 mkdir -p "$out/pkg"
-for crate in lantern_search_wasm lantern_embed_wasm; do
-  "$wb" --target web --out-dir "$out/pkg" "target/wasm32-unknown-unknown/release/$crate.wasm"
-done
+"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
+"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/lantern_embed_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embed-worker.js web/runtime/lantern.d.ts "$out/"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'
