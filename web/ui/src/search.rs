@@ -60,18 +60,20 @@ impl Ctx {
         self.seq.set_value(n);
         match runtime::search(&rt, &q, mode, K, &filter).await {
             Ok(r) if self.seq.get_value() == n => {
-                let new = flat_hits(Some(r.clone()));
                 let asked = Some((q, filter));
                 // The same question answered better (quick meaning, then the model): the
-                // selected section stays selected. A new question starts at the top.
+                // selected section stays selected. A new question starts at the top. Only an
+                // upgrade pays for comparing the lists.
                 let active = if self.shown.get_value() == asked {
                     keep_active(
                         self.active.get_untracked(),
                         &flat_hits(self.results.get_untracked()),
-                        &new,
+                        &flat_hits(Some(r.clone())),
                     )
                 } else {
-                    self.active.get_untracked().min(new.len().saturating_sub(1))
+                    self.active
+                        .get_untracked()
+                        .min(r.hits.len().saturating_sub(1))
                 };
                 self.shown.set_value(asked);
                 self.results.set(Some(r));
