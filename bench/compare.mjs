@@ -66,8 +66,8 @@ await new Promise((r) => counter.listen(0, '127.0.0.1', r));
 const server = { url: `http://127.0.0.1:${counter.address().port}/`, stop: () => { counter.close(); origin.stop(); } };
 const chrome = await browser();
 // Index data: everything but code (Pagefind's entry, meta, index chunks, fragments, filters;
-// Lantern's bundle and query table).
-const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query)$|pagefind-entry\.json$/.test(p);
+// Lantern's bundle, its split form's meta and shards, and the query table).
+const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query|bin)$|pagefind-entry\.json$/.test(p);
 async function cold(fn, arg) {
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
@@ -91,8 +91,10 @@ const pagefindFirst = async (q) => {
 const lanternFirst = async (q) => {
   const t0 = performance.now();
   const { Lantern } = await import('/lantern/lantern.js');
+  // The split bundle: the meta file, then the shards the query names.
   const l = await Lantern.load('/search.lantern');
-  l.searchKeyword(q);
+  const r = await l.search(q, { mode: 'keyword' });
+  if (!r.hits.length) throw new Error(`no result for ${q}`);
   return performance.now() - t0;
 };
 const second = 'how do I read a file';

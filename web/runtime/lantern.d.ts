@@ -56,6 +56,11 @@ export interface Results {
   bestCosine: number | null;
   /** The query was embedded by the bundle's query table, not the model: approximate meaning. */
   approximate: boolean;
+  /**
+   * Shards of a split bundle the query needs that are not loaded yet (only from
+   * `searchKeyword`; `search` fetches them and searches again).
+   */
+  missing?: string[];
 }
 
 export interface Passage { n: number; chunk: number; url: string; breadcrumb: string; text: string }
@@ -65,6 +70,10 @@ export type AskOutcome =
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 export declare class Lantern {
+  /**
+   * Loads `bundleUrl` (`site.lantern`), preferring its split form `site.lantern.d/meta.bin`
+   * when the site publishes it: searches then fetch only the shards they need.
+   */
   static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
   /**
    * Fetches `bundleUrl + '.query'`; resolves true once attached (hybrid searches before the

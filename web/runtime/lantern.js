@@ -35,19 +35,63 @@ export class Lantern {
   #nextId = 1;
   #table = null;
   #tableUrl = null;
+  #shardBase = null;
+  #shards = new Map();
 
   constructor(index) {
     this.#index = index;
     this.#info = index.info();
   }
 
-  /** Loads and validates a bundle. Rejects with a clear message on a bad or foreign file. */
+  /**
+   * Loads and validates a bundle. Rejects with a clear message on a bad or foreign file.
+   * `lantern build` writes every bundle twice: `site.lantern` and its split form
+   * `site.lantern.d/` (a small meta file plus content-addressed shards). Given either URL,
+   * the split form is used when the site has it: searches then fetch only the shards they
+   * need. Otherwise the whole file is fetched.
+   */
   static async load(bundleUrl, { onProgress } = {}) {
     await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
-    const bytes = await fetchBytes(bundleUrl, onProgress && ((p) => onProgress({ stage: 'bundle', ...p })));
+    const progress = onProgress && ((p) => onProgress({ stage: 'bundle', ...p }));
+    const url = new URL(bundleUrl, location.href).href;
+    let file = url.endsWith('/meta.bin') ? url.slice(0, -'.d/meta.bin'.length) : url;
+    let bytes = null;
+    let base = null;
+    try {
+      bytes = await fetchBytes(`${file}.d/meta.bin`, progress);
+      base = `${file}.d/`;
+    } catch (err) {
+      if (url.endsWith('/meta.bin')) throw err;
+      bytes = await fetchBytes(file, progress);
+    }
     const lantern = new Lantern(new SearchIndex(bytes));
-    lantern.#tableUrl = new URL(bundleUrl, location.href).href + '.query';
+    lantern.#shardBase = base;
+    lantern.#tableUrl = `${file}.query`;
     return lantern;
+  }
+
+  /** Fetches and loads shards of a split bundle (each once, in parallel). */
+  #fetchShards(names) {
+    return Promise.all(names.map((name) => {
+      if (!this.#shards.has(name)) {
+        const p = fetchBytes(new URL(name, this.#shardBase).href)
+          .then((bytes) => this.#index.addShard(name, bytes))
+          .catch((err) => { this.#shards.delete(name); throw err; });
+        this.#shards.set(name, p);
+      }
+      return this.#shards.get(name);
+    }));
+  }
+
+  /** Runs `run` until the bundle has every shard it names (a whole bundle: once). */
+  async #complete(run) {
+    for (let round = 0; round < 8; round++) {
+      const missing = run();
+      const names = Array.isArray(missing) ? missing : missing.missing;
+      if (!names?.length || !this.#shardBase) return missing;
+      await this.#fetchShards(names);
+    }
+    throw new Error('lantern: a search kept asking for more of the bundle');
   }
 
   async #attachTable(url) {
@@ -135,7 +179,7 @@ export class Lantern {
   async search(query, { mode = 'hybrid', k = 10, filters } = {}) {
     let vector;
     if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
-    return this.#index.search(query, mode, k, vector, filters);
+    return this.#complete(() => this.#index.search(query, mode, k, vector, filters));
   }
 
   /**
@@ -146,6 +190,7 @@ export class Lantern {
    */
   async ask(question, { proxy, onDelta } = {}) {
     const vector = this.#ready && question.trim() ? await this.embed(question) : undefined;
+    await this.#complete(() => this.#index.askMissing(question, vector));
     const ask = this.#index.ask(question, vector);
     try {
       while (ask.request !== undefined) {
@@ -159,7 +204,10 @@ export class Lantern {
     }
   }
 
-  /** Keyword search, synchronously. */
+  /**
+   * Keyword search, synchronously, over what is loaded: with a split bundle, shards not yet
+   * fetched are named in `results.missing` (`search` fetches them).
+   */
   searchKeyword(query, { k = 10, filters } = {}) {
     return this.#index.search(query, 'keyword', k, undefined, filters);
   }

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { brotliCompressSync, gzipSync, constants } from 'node:zlib';
 
-const COMPRESSIBLE = /\.(wasm|js|mjs|css|html|json|svg|lantern|query|txt|xml|map)$/;
+const COMPRESSIBLE = /\.(wasm|js|mjs|css|html|json|svg|lantern|query|bin|txt|xml|map)$/;
 const dir = process.argv[2];
 if (!dir) { console.error('usage: node precompress.mjs DIR'); process.exit(2); }
 let files = 0;

@@ -1,7 +1,8 @@
 // Lantern's service worker: search keeps working offline once a page has been visited.
 // - Content-addressed files (`name-<12 hex>.ext`, e.g. the model as `lantern site` publishes
-//   it) never change under their name: cache first, kept across versions; when a newer file of
-//   the same name stem arrives, the older one is deleted.
+//   it, and a split bundle's shards) never change under their name: cache first, kept across
+//   versions; when a newer file of the same name stem arrives, the older one is deleted
+//   (not for shards, whose kind is their stem: many are current at once).
 // - Everything else (pages, bundle, manifest, runtime): network first, falling back to the
 //   cache, so a new build replaces the cached one on the next online visit.
 // The build stamps VERSION with a hash of the runtime; a new runtime installs a new worker,
@@ -10,6 +11,7 @@ const VERSION = '__LANTERN_VERSION__';
 const STATIC = `lantern-static-${VERSION}`;
 const IMMUTABLE = 'lantern-immutable-v1';
 const HASHED = /^(.*)-[0-9a-f]{12,64}(\.[a-z0-9]+)$/;
+const SHARD = /\.d\/(terms|text|vectors)-[0-9a-f]{16}\.bin$/;
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil((async () => {
@@ -35,6 +37,7 @@ async function cacheFirst(req, url) {
     await cache.put(req, res.clone());
     // Drop older versions of the same file (same path up to the hash and extension).
     const [, stem, ext] = url.pathname.match(HASHED);
+    if (SHARD.test(url.pathname)) return res;
     for (const old of await cache.keys()) {
       const p = new URL(old.url).pathname;
       const m = p.match(HASHED);

@@ -121,6 +121,10 @@ fn run_writing(command: Command) -> Result<()> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
             } else {
                 write!(stdout, "{}", report::results_text(&results, explain, took))?;
+                if explain {
+                    let read = searcher.shards_read(&text, mode, k, &filter)?;
+                    write!(stdout, "{}", report::shards_text(&read))?;
+                }
             }
         }
         Command::Inspect { bundle } => {

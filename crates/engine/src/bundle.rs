@@ -1,28 +1,35 @@
-//! The bundle: one versioned postcard file holding everything search needs.
+//! The bundle: a small meta part plus content-addressed shards, in one file or split.
 //!
-//! Layout (all integers little-endian):
+//! Layout of a bundle file (all integers little-endian):
 //!
 //! ```text
 //! magic "LANTERN\0" | format version u32 | header length u32 | payload length u64
-//! | crc32 of header+payload u32 | header (postcard) | payload (postcard)
+//! | crc32 of header+payload u32 | header (postcard) | payload (postcard: meta, inline shards)
 //! ```
 //!
 //! The fixed prefix lets a loader reject a foreign, newer or truncated file before decoding
 //! anything, and the checksum catches corruption. The header is small and says which model and
-//! settings made the bundle, so a runtime can refuse one built with another model. Bundles are
-//! written by [`crate::BundleWriter`] and only read here.
+//! settings made the bundle, so a runtime can refuse one built with another model.
+//!
+//! The meta part describes every shard (its kind, key or chunk range, xxh3 hash and length):
+//! term blocks (BM25 postings by key range), text blocks (chunks and their pages by chunk
+//! range) and the vectors. The single file carries every shard inline; the split form
+//! ([`Bundle::to_split`]) is the same file with none inline plus one file per shard named
+//! `kind-<hash>.bin`, so a browser fetches only the shards a query needs
+//! ([`Bundle::add_shard`]) and hosts can cache them forever. Bundles are written by
+//! [`crate::BundleWriter`] and only read here.
 
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::Lang;
 
-use crate::bm25::{Bm25Params, LexicalIndex};
+use crate::bm25::{Bm25Params, LexicalIndex, TermShard};
 use crate::error::{Error, Result};
 use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -112,19 +119,98 @@ impl Chunk {
     }
 }
 
-/// Everything after the header.
-#[derive(Serialize, Deserialize)]
-pub(crate) struct Payload {
-    pub(crate) pages: Vec<Page>,
-    pub(crate) chunks: Vec<Chunk>,
-    pub(crate) lexical: LexicalIndex,
-    pub(crate) vectors: VectorIndex,
+/// How a shard is checked: the xxh3-64 hash of its bytes (also its file name) and its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct ShardRef {
+    pub(crate) hash: u64,
+    pub(crate) len: u32,
 }
 
-/// A loaded, validated bundle: every index search follows is known to be in range.
+/// The kinds of shard, in the order the meta lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ShardKind {
+    Terms,
+    Text,
+    Vectors,
+}
+
+impl ShardKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            ShardKind::Terms => "terms",
+            ShardKind::Text => "text",
+            ShardKind::Vectors => "vectors",
+        }
+    }
+}
+
+/// What the meta part holds: enough to plan a query and to check every shard.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Meta {
+    /// Mean weighted chunk length (BM25).
+    pub(crate) avg_len: f32,
+    /// Chunks of each page; chunks are numbered page after page.
+    pub(crate) page_chunks: Vec<u32>,
+    /// The languages of the pages.
+    pub(crate) langs: Vec<Lang>,
+    /// Filters of the pages that have any (filters apply before any shard is fetched).
+    pub(crate) filters: Vec<(u32, Vec<(String, String)>)>,
+    /// Pages without chunks, which no text block carries.
+    pub(crate) empty_pages: Vec<(u32, Page)>,
+    /// Identifies the term list (a query table's rows follow it).
+    pub(crate) terms_fingerprint: u32,
+    /// Term blocks: first key, first term id, shard.
+    pub(crate) term_blocks: Vec<(String, u32, ShardRef)>,
+    /// Text blocks: first chunk, shard.
+    pub(crate) text_blocks: Vec<(u32, ShardRef)>,
+    /// The vector index.
+    pub(crate) vectors: ShardRef,
+}
+
+/// A text block: chunks `first..next block's first`, and the pages they belong to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TextShard {
+    pub(crate) pages: Vec<(u32, Page)>,
+    pub(crate) chunks: Vec<Chunk>,
+}
+
+/// Everything after the header: the meta part and the shards carried inline (all or none).
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    meta: Meta,
+    inline: Vec<Vec<u8>>,
+}
+
+/// The meta file's name in a split bundle's folder: the one file a reader names.
+pub const SPLIT_META: &str = "meta.bin";
+/// A split bundle's folder is the bundle file's name with this added: `site.lantern.d`.
+pub const SPLIT_DIR_SUFFIX: &str = ".d";
+
+/// A bundle as separate files: the meta file (a bundle file with no shard inline) and each
+/// shard with its file name.
+pub struct Split {
+    /// The meta file.
+    pub meta: Vec<u8>,
+    /// `(file name, bytes)` of each shard.
+    pub shards: Vec<(String, Vec<u8>)>,
+}
+
+/// A loaded, validated bundle, complete or with only some shards loaded: every index search
+/// follows is known to be in range, and what is not loaded yet is known to be missing.
 pub struct Bundle {
     pub(crate) header: Header,
-    pub(crate) payload: Payload,
+    pub(crate) meta: Meta,
+    /// One past each page's last chunk.
+    page_ends: Vec<u32>,
+    /// Placeholders (empty title and URL) until the page's text block is loaded.
+    pub(crate) pages: Vec<Page>,
+    /// Placeholders (empty text) until the chunk's text block is loaded.
+    pub(crate) chunks: Vec<Chunk>,
+    pub(crate) lexical: LexicalIndex,
+    /// Empty until the vector shard is loaded.
+    pub(crate) vectors: VectorIndex,
+    text_loaded: Vec<bool>,
+    vectors_loaded: bool,
 }
 
 /// Encoded size of each part, for build summaries and benchmarks.
@@ -132,41 +218,287 @@ pub struct Bundle {
 pub struct PartSizes {
     /// The header.
     pub header: usize,
-    /// Pages and chunk text.
+    /// The meta part (shard table, page sizes, filters).
+    pub meta: usize,
+    /// Text blocks: pages and chunk text.
     pub text: usize,
-    /// Terms and BM25 postings.
+    /// Term blocks: terms and BM25 postings.
     pub postings: usize,
     /// int8 vectors and the HNSW graph.
     pub vectors_and_graph: usize,
-    /// The whole file.
+    /// Number of shards.
+    pub shards: usize,
+    /// The whole single file.
     pub total: usize,
 }
 
+/// Raw chunk text per text block: a shown result fetches its block, so blocks stay small.
+const TEXT_BLOCK_BYTES: usize = 8 * 1024;
+
+/// First chunk of each text block, cutting after about [`TEXT_BLOCK_BYTES`] of text.
+pub(crate) fn cut_text_blocks(chunks: &[Chunk]) -> Vec<u32> {
+    let mut firsts = Vec::new();
+    let mut size = TEXT_BLOCK_BYTES;
+    for (i, c) in chunks.iter().enumerate() {
+        if size >= TEXT_BLOCK_BYTES {
+            firsts.push(i as u32);
+            size = 0;
+        }
+        size += c.text.len() + c.anchor.len() + c.breadcrumb.iter().map(String::len).sum::<usize>();
+    }
+    firsts
+}
+
+fn placeholder_page() -> Page {
+    Page {
+        url: String::new(),
+        title: String::new(),
+        source: String::new(),
+        lang: Lang::None,
+        meta: Vec::new(),
+        filters: Vec::new(),
+    }
+}
+
+fn encode<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(v).map_err(|e| Error::Encode(e.to_string()))
+}
+
+fn shard_ref(bytes: &[u8]) -> ShardRef {
+    ShardRef {
+        hash: xxhash_rust::xxh3::xxh3_64(bytes),
+        len: bytes.len() as u32,
+    }
+}
+
 impl Bundle {
+    /// Assembles a complete bundle from its parts (the writer's way in) and checks it.
+    pub(crate) fn assemble(
+        header: Header,
+        pages: Vec<Page>,
+        chunks: Vec<Chunk>,
+        lexical: LexicalIndex,
+        vectors: VectorIndex,
+    ) -> Result<Bundle> {
+        let mut page_chunks = vec![0u32; pages.len()];
+        let mut last = 0u32;
+        for c in &chunks {
+            if c.page < last {
+                return Err(Error::Inconsistent("chunks are not in page order".into()));
+            }
+            last = c.page;
+            match page_chunks.get_mut(c.page as usize) {
+                Some(n) => *n += 1,
+                None => {
+                    return Err(Error::Inconsistent(format!(
+                        "chunk points at missing page {}",
+                        c.page
+                    )))
+                }
+            }
+        }
+        let mut langs: Vec<Lang> = pages.iter().map(|p| p.lang).collect();
+        langs.sort();
+        langs.dedup();
+        let mut fp = crc32fast::Hasher::new();
+        for t in lexical.terms() {
+            fp.update(t.as_bytes());
+            fp.update(&[0]);
+        }
+        let meta = Meta {
+            avg_len: lexical.avg_len,
+            filters: pages
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| !p.filters.is_empty())
+                .map(|(i, p)| (i as u32, p.filters.clone()))
+                .collect(),
+            empty_pages: page_chunks
+                .iter()
+                .enumerate()
+                .filter(|(_, &n)| n == 0)
+                .map(|(i, _)| (i as u32, pages[i].clone()))
+                .collect(),
+            page_chunks,
+            langs,
+            terms_fingerprint: fp.finalize(),
+            term_blocks: lexical
+                .blocks
+                .iter()
+                .map(|(k, t)| (k.clone(), *t, ShardRef::default()))
+                .collect(),
+            text_blocks: cut_text_blocks(&chunks)
+                .into_iter()
+                .map(|c| (c, ShardRef::default()))
+                .collect(),
+            vectors: ShardRef::default(),
+        };
+        let mut bundle = Bundle::unloaded(header, meta)?;
+        let n = bundle.text_loaded.len();
+        bundle.pages = pages;
+        bundle.chunks = chunks;
+        bundle.text_loaded = vec![true; n];
+        bundle.lexical = lexical;
+        bundle.vectors = vectors;
+        bundle.vectors_loaded = true;
+        bundle.check_consistency()?;
+        // Fill in the shard table, so the meta describes the shards as written.
+        let (meta, _) = bundle.encode_shards()?;
+        bundle.meta = meta;
+        Ok(bundle)
+    }
+
+    /// A bundle with nothing but its meta part loaded; checks the meta.
+    fn unloaded(header: Header, meta: Meta) -> Result<Bundle> {
+        let bad = |m: &str| Err(Error::Inconsistent(m.into()));
+        if header.analyzer_version != crate::analyze::ANALYZER_VERSION {
+            return bad(&format!(
+                "analyzer version {} (this runtime has {})",
+                header.analyzer_version,
+                crate::analyze::ANALYZER_VERSION
+            ));
+        }
+        if meta.page_chunks.len() != header.pages as usize {
+            return bad("page count differs from the header");
+        }
+        let mut page_ends = Vec::with_capacity(meta.page_chunks.len());
+        let mut end = 0u64;
+        for &n in &meta.page_chunks {
+            end += n as u64;
+            page_ends.push(end.min(u32::MAX as u64) as u32);
+        }
+        if end != header.chunks as u64 {
+            return bad("chunk count differs from the header");
+        }
+        let chunks = header.chunks;
+        let t = &meta.text_blocks;
+        if (chunks > 0 && t.first().map(|b| b.0) != Some(0))
+            || (chunks == 0 && !t.is_empty())
+            || !t.windows(2).all(|w| w[0].0 < w[1].0)
+            || t.last().is_some_and(|b| b.0 >= chunks)
+        {
+            return bad("text blocks do not cover the chunks in order");
+        }
+        if meta.filters.iter().any(|(p, _)| *p >= header.pages)
+            || !meta.filters.windows(2).all(|w| w[0].0 < w[1].0)
+        {
+            return bad("filters name a missing page");
+        }
+        if meta
+            .empty_pages
+            .iter()
+            .any(|(p, _)| meta.page_chunks.get(*p as usize) != Some(&0))
+        {
+            return bad("an empty page has chunks");
+        }
+        let lexical = LexicalIndex::unloaded(
+            header.bm25,
+            meta.avg_len,
+            chunks as usize,
+            header.terms as usize,
+            meta.term_blocks
+                .iter()
+                .map(|(k, t, _)| (k.clone(), *t))
+                .collect(),
+        );
+        lexical.validate_blocks()?;
+        let mut pages = vec![placeholder_page(); header.pages as usize];
+        for (p, filters) in &meta.filters {
+            pages[*p as usize].filters = filters.clone();
+        }
+        for (p, page) in &meta.empty_pages {
+            pages[*p as usize] = page.clone();
+        }
+        let mut chunk_list = Vec::with_capacity(chunks as usize);
+        for (p, &n) in meta.page_chunks.iter().enumerate() {
+            for _ in 0..n {
+                chunk_list.push(Chunk {
+                    page: p as u32,
+                    breadcrumb: Vec::new(),
+                    anchor: String::new(),
+                    text: String::new(),
+                });
+            }
+        }
+        let text_loaded = vec![false; meta.text_blocks.len()];
+        Ok(Bundle {
+            vectors: VectorIndex::empty(header.model.dim),
+            header,
+            meta,
+            page_ends,
+            pages,
+            chunks: chunk_list,
+            lexical,
+            text_loaded,
+            vectors_loaded: false,
+        })
+    }
+
     /// What made this bundle and how big it is.
     pub fn header(&self) -> &Header {
         &self.header
     }
 
-    /// Every page, in build order.
+    /// Every page, in build order (a page whose text block is not loaded has an empty title
+    /// and URL).
     pub fn pages(&self) -> &[Page] {
-        &self.payload.pages
+        &self.pages
     }
 
-    /// Every chunk, in build order.
+    /// Every chunk, in build order (a chunk whose text block is not loaded has empty text).
     pub fn chunks(&self) -> &[Chunk] {
-        &self.payload.chunks
+        &self.chunks
     }
 
-    /// One chunk by id.
+    /// One chunk by id, if its text block is loaded.
     pub fn chunk(&self, id: u32) -> Option<&Chunk> {
-        self.payload.chunks.get(id as usize)
+        self.text_loaded
+            .get(self.text_block_of(id)?)
+            .filter(|&&loaded| loaded)?;
+        self.chunks.get(id as usize)
     }
 
     /// The page a chunk belongs to.
     pub fn page_of(&self, chunk: &Chunk) -> &Page {
         // In range: checked when the bundle was loaded or written.
-        &self.payload.pages[chunk.page as usize]
+        &self.pages[chunk.page as usize]
+    }
+
+    /// The page of chunk `id`, known without its text.
+    pub(crate) fn page_id_of(&self, id: u32) -> u32 {
+        self.page_ends.partition_point(|&e| e <= id) as u32
+    }
+
+    /// The text block holding chunk `id`.
+    pub(crate) fn text_block_of(&self, id: u32) -> Option<usize> {
+        if id >= self.header.chunks {
+            return None;
+        }
+        Some(
+            self.meta
+                .text_blocks
+                .partition_point(|b| b.0 <= id)
+                .saturating_sub(1),
+        )
+    }
+
+    /// Chunk `id` if loaded; otherwise its block is added to `want`.
+    pub(crate) fn chunk_or_want(&self, id: u32, want: &crate::bm25::Want) -> Option<&Chunk> {
+        let b = self.text_block_of(id)?;
+        if !self.text_loaded[b] {
+            want.text_block(b);
+            return None;
+        }
+        self.chunks.get(id as usize)
+    }
+
+    /// The vectors if loaded; otherwise the shard is added to `want`.
+    pub(crate) fn vectors_or_want(&self, want: &crate::bm25::Want) -> Option<&VectorIndex> {
+        if !self.vectors_loaded {
+            want.vectors();
+            return None;
+        }
+        Some(&self.vectors)
     }
 
     /// A chunk's link: its page's URL with the section anchor.
@@ -179,20 +511,216 @@ impl Bundle {
         }
     }
 
-    /// The vector index (int8 vectors and their graph).
+    /// The vector index (int8 vectors and their graph); empty until its shard is loaded.
     pub fn vectors(&self) -> &VectorIndex {
-        &self.payload.vectors
+        &self.vectors
     }
 
     pub(crate) fn lexical(&self) -> &LexicalIndex {
-        &self.payload.lexical
+        &self.lexical
     }
 
-    /// Encodes the bundle. Output depends only on the contents: same input, same bytes.
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let enc = |e: postcard::Error| Error::Encode(e.to_string());
-        let header = postcard::to_allocvec(&self.header).map_err(enc)?;
-        let payload = postcard::to_allocvec(&self.payload).map_err(enc)?;
+    /// Every shard is loaded.
+    pub fn is_complete(&self) -> bool {
+        self.vectors_loaded && self.text_loaded.iter().all(|&l| l) && self.lexical.is_complete()
+    }
+
+    /// Identifies the term list (a query table is fitted to it).
+    pub(crate) fn terms_fingerprint(&self) -> u32 {
+        self.meta.terms_fingerprint
+    }
+
+    /// The languages of the pages.
+    pub(crate) fn langs(&self) -> &[Lang] {
+        &self.meta.langs
+    }
+
+    /// The pages that carry filters, with them.
+    pub(crate) fn page_filters(&self) -> &[(u32, Vec<(String, String)>)] {
+        &self.meta.filters
+    }
+
+    /// Every shard in the meta's order: kind, block index, reference.
+    fn shard_refs(&self) -> Vec<(ShardKind, usize, ShardRef)> {
+        shard_refs_of(&self.meta)
+    }
+
+    /// File name of a shard: its kind and hash.
+    fn shard_name(kind: ShardKind, r: ShardRef) -> String {
+        format!("{}-{:016x}.bin", kind.prefix(), r.hash)
+    }
+
+    /// Every shard's file name and length, in the meta's order.
+    pub fn shard_files(&self) -> Vec<(String, u32)> {
+        self.shard_refs()
+            .into_iter()
+            .map(|(k, _, r)| (Self::shard_name(k, r), r.len))
+            .collect()
+    }
+
+    /// The file names of the shards in `want`.
+    pub(crate) fn wanted_names(&self, want: crate::bm25::WantSet) -> Vec<String> {
+        let m = &self.meta;
+        let mut out: Vec<String> = want
+            .terms
+            .iter()
+            .filter_map(|&b| m.term_blocks.get(b))
+            .map(|b| Self::shard_name(ShardKind::Terms, b.2))
+            .chain(
+                want.text
+                    .iter()
+                    .filter_map(|&b| m.text_blocks.get(b))
+                    .map(|b| Self::shard_name(ShardKind::Text, b.1)),
+            )
+            .collect();
+        if want.vectors && !self.vectors_loaded {
+            out.push(Self::shard_name(ShardKind::Vectors, m.vectors));
+        }
+        out.dedup();
+        out
+    }
+
+    /// Loads one shard of a split bundle, by file name; checks its hash, length and contents.
+    /// Loading a shard twice is harmless.
+    pub fn add_shard(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let found = self
+            .shard_refs()
+            .into_iter()
+            .find(|&(k, _, r)| Self::shard_name(k, r) == name);
+        let Some((kind, index, r)) = found else {
+            return Err(Error::Shard(format!(
+                "{name:?} is not a shard of this bundle"
+            )));
+        };
+        self.load_shard(kind, index, r, bytes)
+            .map_err(|e| Error::Shard(format!("{name}: {e}")))
+    }
+
+    fn load_shard(
+        &mut self,
+        kind: ShardKind,
+        index: usize,
+        r: ShardRef,
+        bytes: &[u8],
+    ) -> Result<()> {
+        if bytes.len() as u64 != r.len as u64 {
+            return Err(Error::Truncated {
+                expected: r.len as u64,
+                found: bytes.len() as u64,
+            });
+        }
+        if shard_ref(bytes).hash != r.hash {
+            return Err(Error::Checksum);
+        }
+        let dec = |e: postcard::Error| Error::Decode(e.to_string());
+        match kind {
+            ShardKind::Terms => {
+                if self.lexical.shards[index].is_some() {
+                    return Ok(());
+                }
+                let s: TermShard = postcard::from_bytes(bytes).map_err(dec)?;
+                self.lexical.validate_shard(index, &s)?;
+                self.lexical.shards[index] = Some(s);
+            }
+            ShardKind::Text => {
+                if self.text_loaded[index] {
+                    return Ok(());
+                }
+                let s: TextShard = postcard::from_bytes(bytes).map_err(dec)?;
+                self.install_text(index, s)?;
+            }
+            ShardKind::Vectors => {
+                if self.vectors_loaded {
+                    return Ok(());
+                }
+                let v: VectorIndex = postcard::from_bytes(bytes).map_err(dec)?;
+                if v.dim != self.header.model.dim {
+                    return Err(Error::Inconsistent(
+                        "vector dimension differs from the model's".into(),
+                    ));
+                }
+                v.validate(self.header.chunks as usize)?;
+                self.vectors = v;
+                self.vectors_loaded = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn text_range(&self, b: usize) -> std::ops::Range<u32> {
+        let t = &self.meta.text_blocks;
+        t[b].0..t.get(b + 1).map_or(self.header.chunks, |n| n.0)
+    }
+
+    fn install_text(&mut self, b: usize, s: TextShard) -> Result<()> {
+        let bad = |m: &str| Err(Error::Inconsistent(m.into()));
+        let range = self.text_range(b);
+        if s.chunks.len() != range.len() {
+            return bad("a text block's size differs from the block table");
+        }
+        let mut wanted: Vec<u32> = range.clone().map(|c| self.page_id_of(c)).collect();
+        wanted.dedup();
+        if s.pages.len() != wanted.len() || s.pages.iter().zip(&wanted).any(|(p, w)| p.0 != *w) {
+            return bad("a text block's pages differ from its chunks'");
+        }
+        if s.chunks
+            .iter()
+            .zip(range.clone())
+            .any(|(c, id)| c.page != self.page_id_of(id))
+        {
+            return bad("a chunk's page differs from the page table");
+        }
+        for (id, page) in s.pages {
+            let filters = std::mem::take(&mut self.pages[id as usize].filters);
+            self.pages[id as usize] = page;
+            if self.pages[id as usize].filters.is_empty() {
+                self.pages[id as usize].filters = filters;
+            }
+        }
+        for (c, id) in s.chunks.into_iter().zip(range) {
+            self.chunks[id as usize] = c;
+        }
+        self.text_loaded[b] = true;
+        Ok(())
+    }
+
+    /// Encodes every shard from the loaded parts; returns the meta describing them.
+    fn encode_shards(&self) -> Result<(Meta, Vec<Vec<u8>>)> {
+        if !self.is_complete() {
+            return Err(Error::Encode("the bundle is not fully loaded".into()));
+        }
+        let mut meta = self.meta.clone();
+        let mut shards = Vec::new();
+        for (b, s) in self.lexical.shards.iter().enumerate() {
+            let bytes = encode(s.as_ref().expect("complete"))?;
+            meta.term_blocks[b].2 = shard_ref(&bytes);
+            shards.push(bytes);
+        }
+        for b in 0..meta.text_blocks.len() {
+            let range = self.text_range(b);
+            let chunks = self.chunks[range.start as usize..range.end as usize].to_vec();
+            let mut pages: Vec<u32> = chunks.iter().map(|c| c.page).collect();
+            pages.dedup();
+            let pages = pages
+                .into_iter()
+                .map(|p| match self.pages.get(p as usize) {
+                    Some(page) => Ok((p, page.clone())),
+                    None => Err(Error::Encode(format!("chunk points at missing page {p}"))),
+                })
+                .collect::<Result<_>>()?;
+            let bytes = encode(&TextShard { pages, chunks })?;
+            meta.text_blocks[b].1 = shard_ref(&bytes);
+            shards.push(bytes);
+        }
+        let bytes = encode(&self.vectors)?;
+        meta.vectors = shard_ref(&bytes);
+        shards.push(bytes);
+        Ok((meta, shards))
+    }
+
+    fn file(&self, payload: &Payload) -> Result<Vec<u8>> {
+        let header = encode(&self.header)?;
+        let payload = encode(payload)?;
         let mut crc = crc32fast::Hasher::new();
         crc.update(&header);
         crc.update(&payload);
@@ -207,20 +735,58 @@ impl Bundle {
         Ok(out)
     }
 
+    /// Encodes the bundle as one file with every shard inline. Output depends only on the
+    /// contents: same input, same bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let (meta, inline) = self.encode_shards()?;
+        self.file(&Payload { meta, inline })
+    }
+
+    /// Encodes the bundle split: a meta file and one file per shard.
+    pub fn to_split(&self) -> Result<Split> {
+        let (meta, shards) = self.encode_shards()?;
+        let refs = shard_refs_of(&meta);
+        let shards = refs
+            .into_iter()
+            .zip(shards)
+            .map(|((k, _, r), bytes)| (Self::shard_name(k, r), bytes))
+            .collect();
+        let meta = self.file(&Payload {
+            meta,
+            inline: Vec::new(),
+        })?;
+        Ok(Split { meta, shards })
+    }
+
     /// Reads only the header, e.g. to check the model before decoding the rest.
     pub fn read_header(bytes: &[u8]) -> Result<Header> {
         let (header, _) = split(bytes)?;
         postcard::from_bytes(header).map_err(|e| Error::Decode(format!("header: {e}")))
     }
 
-    /// Decodes and validates a bundle; never panics on bad input.
+    /// Decodes and validates a bundle file: complete when its shards are inline, only the meta
+    /// part loaded when it is the meta file of a split bundle. Never panics on bad input.
     pub fn from_bytes(bytes: &[u8]) -> Result<Bundle> {
         let (header, payload) = split(bytes)?;
         let header: Header =
             postcard::from_bytes(header).map_err(|e| Error::Decode(format!("header: {e}")))?;
         let payload: Payload =
             postcard::from_bytes(payload).map_err(|e| Error::Decode(format!("payload: {e}")))?;
-        let bundle = Bundle { header, payload };
+        let mut bundle = Bundle::unloaded(header, payload.meta)?;
+        if payload.inline.is_empty() {
+            return Ok(bundle);
+        }
+        let refs = bundle.shard_refs();
+        if refs.len() != payload.inline.len() {
+            return Err(Error::Inconsistent(format!(
+                "{} shards inline, the meta lists {}",
+                payload.inline.len(),
+                refs.len()
+            )));
+        }
+        for ((kind, index, r), bytes) in refs.into_iter().zip(&payload.inline) {
+            bundle.load_shard(kind, index, r, bytes)?;
+        }
         bundle.check_consistency()?;
         Ok(bundle)
     }
@@ -240,33 +806,33 @@ impl Bundle {
         Ok(())
     }
 
-    /// Cross-references that decoding alone cannot guarantee, so search can index freely.
+    /// Cross-references of a complete bundle that the shard checks alone cannot guarantee.
     pub(crate) fn check_consistency(&self) -> Result<()> {
         let h = &self.header;
-        let p = &self.payload;
         let bad = |m: String| Err(Error::Inconsistent(m));
-        if p.pages.len() != h.pages as usize || p.chunks.len() != h.chunks as usize {
+        if self.pages.len() != h.pages as usize || self.chunks.len() != h.chunks as usize {
             return bad("page or chunk count differs from the header".into());
         }
-        if p.lexical.num_docs() != p.chunks.len() || p.vectors.len() != p.chunks.len() {
+        if self.lexical.num_docs() != self.chunks.len() || self.vectors.len() != self.chunks.len() {
             return bad("index sizes differ from the chunk count".into());
         }
-        if p.vectors.dim != h.model.dim {
+        if self.vectors.dim != h.model.dim {
             return bad("vector dimension differs from the model's".into());
         }
-        if h.analyzer_version != crate::analyze::ANALYZER_VERSION {
-            return bad(format!(
-                "analyzer version {} (this runtime has {})",
-                h.analyzer_version,
-                crate::analyze::ANALYZER_VERSION
-            ));
-        }
-        if let Some(c) = p.chunks.iter().find(|c| c.page as usize >= p.pages.len()) {
+        if let Some(c) = self
+            .chunks
+            .iter()
+            .find(|c| c.page as usize >= self.pages.len())
+        {
             return bad(format!("chunk points at missing page {}", c.page));
         }
-        p.lexical.validate(p.chunks.len())?;
-        p.vectors.validate(p.chunks.len())?;
-        if h.terms as usize != p.lexical.num_terms() {
+        for (b, s) in self.lexical.shards.iter().enumerate() {
+            if let Some(s) = s {
+                self.lexical.validate_shard(b, s)?;
+            }
+        }
+        self.vectors.validate(self.chunks.len())?;
+        if h.terms as usize != self.lexical.num_terms() {
             return bad("term count differs from the header".into());
         }
         Ok(())
@@ -274,21 +840,38 @@ impl Bundle {
 
     /// Encoded size of each part.
     pub fn part_sizes(&self) -> PartSizes {
-        let len =
-            |r: std::result::Result<Vec<u8>, postcard::Error>| r.map(|v| v.len()).unwrap_or(0);
-        let p = &self.payload;
-        let text = len(postcard::to_allocvec(&(&p.pages, &p.chunks)));
-        let postings = len(postcard::to_allocvec(&p.lexical));
-        let vectors_and_graph = len(postcard::to_allocvec(&p.vectors));
-        let header = len(postcard::to_allocvec(&self.header));
+        let Ok((meta, shards)) = self.encode_shards() else {
+            return PartSizes::default();
+        };
+        let header = encode(&self.header).map(|v| v.len()).unwrap_or(0);
+        let meta_len = encode(&meta).map(|v| v.len()).unwrap_or(0);
+        let nt = meta.term_blocks.len();
+        let nx = meta.text_blocks.len();
+        let sum = |r: std::ops::Range<usize>| shards[r].iter().map(Vec::len).sum::<usize>();
+        let postings = sum(0..nt);
+        let text = sum(nt..nt + nx);
+        let vectors_and_graph = sum(nt + nx..shards.len());
         PartSizes {
             header,
+            meta: meta_len,
             text,
             postings,
             vectors_and_graph,
-            total: PREFIX_LEN + header + text + postings + vectors_and_graph,
+            shards: shards.len(),
+            total: PREFIX_LEN + header + meta_len + text + postings + vectors_and_graph,
         }
     }
+}
+
+/// Every shard a meta lists, in order: kind, block index, reference.
+fn shard_refs_of(m: &Meta) -> Vec<(ShardKind, usize, ShardRef)> {
+    let terms = m.term_blocks.iter().enumerate();
+    let text = m.text_blocks.iter().enumerate();
+    terms
+        .map(|(i, b)| (ShardKind::Terms, i, b.2))
+        .chain(text.map(|(i, b)| (ShardKind::Text, i, b.1)))
+        .chain(std::iter::once((ShardKind::Vectors, 0, m.vectors)))
+        .collect()
 }
 
 fn short(sha: &str) -> &str {

@@ -57,6 +57,9 @@ pub enum Error {
     /// A filter that is not `key=value`.
     #[error("bad filter: {0}")]
     BadFilter(String),
+    /// A shard of a split bundle that is not one of its shards, or is damaged.
+    #[error("bundle shard {0}")]
+    Shard(String),
     /// A query table file that is damaged, foreign, of another version, or fitted to another
     /// bundle.
     #[error("query table {0}")]

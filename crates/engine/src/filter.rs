@@ -80,9 +80,9 @@ impl Filter {
         // in an error.
         let carried = |key: &str| {
             bundle
-                .pages()
+                .page_filters()
                 .iter()
-                .any(|p| p.filters.iter().any(|(k, _)| k == key))
+                .any(|(_, f)| f.iter().any(|(k, _)| k == key))
         };
         for key in self.by_key.keys() {
             if !carried(key) {
@@ -98,18 +98,17 @@ impl Filter {
                 });
             }
         }
-        Ok(bundle
-            .pages()
-            .iter()
-            .map(|p| {
-                self.by_key.iter().all(|(k, values)| {
-                    values.is_empty()
-                        || p.filters
-                            .iter()
-                            .any(|(pk, pv)| pk == k && values.contains(pv))
-                })
-            })
-            .collect())
+        // Filters live in the meta part: a split bundle applies them before fetching a shard.
+        let mut pass = vec![self.is_empty(); bundle.pages().len()];
+        for (page, filters) in bundle.page_filters() {
+            pass[*page as usize] = self.by_key.iter().all(|(k, values)| {
+                values.is_empty()
+                    || filters
+                        .iter()
+                        .any(|(pk, pv)| pk == k && values.contains(pv))
+            });
+        }
+        Ok(pass)
     }
 }
 
@@ -138,8 +137,8 @@ pub struct Facet {
 /// Every filter key the bundle's pages carry, in order of first appearance.
 pub(crate) fn facets(bundle: &Bundle) -> Vec<Facet> {
     let mut out: Vec<Facet> = Vec::new();
-    for page in bundle.pages() {
-        for (k, v) in &page.filters {
+    for (_, filters) in bundle.page_filters() {
+        for (k, v) in filters {
             let facet = match out.iter_mut().position(|f| &f.key == k) {
                 Some(i) => &mut out[i],
                 None => {

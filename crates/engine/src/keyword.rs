@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::analyze::{fold, surface_words};
-use crate::bm25::top_k;
+use crate::bm25::{top_k, Want};
 use crate::query::Query;
 use crate::search::Engine;
 
@@ -36,15 +36,20 @@ impl Engine {
     /// Also returns the score bound: what a chunk matching every term at full saturation would
     /// score, so fusion can tell a strong match from the best of weak ones.
     ///
-    /// Only chunks `keep` accepts are returned (filters).
+    /// Only chunks `keep` accepts are returned (filters). Term and text blocks that are not
+    /// loaded are added to `want`; the result is then incomplete.
     pub(crate) fn keyword(
         &self,
         query: &Query,
         k: usize,
         keep: &dyn Fn(u32) -> bool,
+        want: &Want,
     ) -> (Vec<(u32, f32)>, f32) {
         let lex = self.bundle.lexical();
-        let (expanded, missing) = self.expand(query);
+        let (expanded, missing) = self.expand(query, want);
+        if !want.is_empty() {
+            return (Vec::new(), 0.0);
+        }
 
         let saturation = lex.params.k1 + 1.0;
         let bound: f32 = expanded
@@ -52,7 +57,7 @@ impl Engine {
             .map(|e| {
                 e.ids
                     .iter()
-                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id)) * saturation)
+                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id, want)) * saturation)
                     .fold(0.0, f32::max)
             })
             .sum::<f32>()
@@ -63,7 +68,7 @@ impl Engine {
             let mut per_term: HashMap<u32, f32> = HashMap::new();
             for &(id, w) in &e.ids {
                 let mut s = HashMap::new();
-                lex.accumulate(id, w, &mut s);
+                lex.accumulate(id, w, &mut s, want);
                 for (c, v) in s {
                     let slot = per_term.entry(c).or_default();
                     *slot = slot.max(v);
@@ -81,14 +86,52 @@ impl Engine {
             *s *= 0.5 + 0.5 * (m / n);
         }
         if !query.phrases.is_empty() {
-            scores.retain(|&c, _| self.has_phrases(c, &query.phrases));
+            // Phrases are checked on the text of the chunks that have the words, which a split
+            // bundle fetches for them.
+            // Only chunks holding every word of every phrase are read.
+            let mut need: Vec<std::collections::HashSet<u32>> = Vec::new();
+            for phrase in &query.phrases {
+                for unit in self.analyzer.query_units(phrase) {
+                    let alts = self.analyzer.alternatives(&unit, &self.langs);
+                    if alts.is_empty() {
+                        continue; // a stop word
+                    }
+                    let ids = alts.iter().filter_map(|t| lex.term_id(t, want));
+                    need.push(
+                        ids.flat_map(|id| lex.postings(id, want))
+                            .map(|(c, _, _)| c)
+                            .collect(),
+                    );
+                }
+            }
+            scores.retain(|&c, _| {
+                need.iter().all(|set| set.contains(&c))
+                    && keep(c)
+                    && self.has_phrases(c, &query.phrases, want)
+            });
             if expanded.is_empty() {
-                // A query of only stop-word phrases: keep phrase matches, scored equally.
-                for c in 0..self.bundle.chunks().len() as u32 {
-                    if self.has_phrases(c, &query.phrases) {
+                // A query of only phrases: keep phrase matches, scored equally; the chunks
+                // holding the rarest phrase word are read, or every chunk for stop words only.
+                let candidates: Vec<u32> = match need.iter().min_by_key(|s| s.len()) {
+                    Some(rarest) => {
+                        let mut v: Vec<u32> = rarest
+                            .iter()
+                            .copied()
+                            .filter(|c| need.iter().all(|s| s.contains(c)))
+                            .collect();
+                        v.sort_unstable();
+                        v
+                    }
+                    None => (0..self.bundle.header.chunks).collect(),
+                };
+                for c in candidates {
+                    if keep(c) && self.has_phrases(c, &query.phrases, want) {
                         scores.insert(c, 1.0);
                     }
                 }
+            }
+            if !want.is_empty() {
+                return (Vec::new(), 0.0);
             }
         }
         scores.retain(|&c, _| keep(c));
@@ -98,7 +141,7 @@ impl Engine {
     /// The query's words as index terms: for each distinct word, the terms it matches (its
     /// own, and while typed its prefix expansions, or else its typo neighbours) with weights,
     /// and how many words match nothing. Keyword search and the query table share this.
-    pub(crate) fn expand(&self, query: &Query) -> (Vec<Expanded>, usize) {
+    pub(crate) fn expand(&self, query: &Query, want: &Want) -> (Vec<Expanded>, usize) {
         let lex = self.bundle.lexical();
         let mut expanded = Vec::new();
         let mut missing = 0usize;
@@ -119,21 +162,22 @@ impl Engine {
             }
             let mut ids: Vec<(usize, f32)> = alts
                 .iter()
-                .filter_map(|t| lex.term_id(t))
+                .filter_map(|t| lex.term_id(t, want))
                 .map(|id| (id, 1.0))
                 .collect();
             if typing {
                 // What was typed is compared with the words as written and with the terms.
                 let prefix = fold(word);
                 let mut more: Vec<usize> = lex
-                    .surface_prefix_ids(&prefix)
-                    .chain(lex.prefix_ids(&prefix))
+                    .surface_prefix_ids(&prefix, want)
+                    .into_iter()
+                    .chain(lex.prefix_ids(&prefix, want))
                     .take(MAX_PREFIX_CANDIDATES)
                     .filter(|&id| !ids.iter().any(|(x, _)| *x == id))
                     .collect();
                 more.sort_unstable();
                 more.dedup();
-                more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
+                more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id, want)));
                 ids.extend(
                     more.into_iter()
                         .take(MAX_PREFIX_TERMS)
@@ -142,10 +186,10 @@ impl Engine {
             }
             if ids.is_empty() && word.chars().count() >= 5 {
                 let mut typos: Vec<usize> =
-                    alts.iter().flat_map(|t| typo_ids(lex.terms(), t)).collect();
+                    alts.iter().flat_map(|t| lex.typo_ids(t, want)).collect();
                 typos.sort_unstable();
                 typos.dedup();
-                typos.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id)));
+                typos.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id, want)));
                 ids.extend(
                     typos
                         .into_iter()
@@ -165,9 +209,12 @@ impl Engine {
         (expanded, missing)
     }
 
-    /// Does the chunk (breadcrumb or text) contain every phrase, word for word?
-    fn has_phrases(&self, chunk: u32, phrases: &[Vec<String>]) -> bool {
-        let c = &self.bundle.chunks()[chunk as usize];
+    /// Does the chunk (breadcrumb or text) contain every phrase, word for word? False, and
+    /// its text block wanted, while its text is not loaded.
+    fn has_phrases(&self, chunk: u32, phrases: &[Vec<String>], want: &Want) -> bool {
+        let Some(c) = self.bundle.chunk_or_want(chunk, want) else {
+            return false;
+        };
         let body = surface_words(&c.text);
         let head = surface_words(&c.breadcrumb.join(" "));
         phrases.iter().all(|p| {
@@ -181,44 +228,9 @@ fn contains_seq(hay: &[String], needle: &[String]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Terms one edit (insert, delete, substitute or swap of neighbours) away from `term`.
-fn typo_ids(terms: &[String], term: &str) -> Vec<usize> {
-    let t: Vec<char> = term.chars().collect();
-    terms
-        .iter()
-        .enumerate()
-        .filter(|(_, cand)| {
-            let c: Vec<char> = cand.chars().collect();
-            c.len().abs_diff(t.len()) <= 1 && c.len() >= 4 && within_one_edit(&t, &c)
-        })
-        .map(|(i, _)| i)
-        .collect()
-}
-
-fn within_one_edit(a: &[char], b: &[char]) -> bool {
-    if a == b {
-        return false;
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() && a[i] == b[j] {
-        i += 1;
-        j += 1;
-    }
-    let (ra, rb) = (&a[i..], &b[j..]);
-    match ra.len() as isize - rb.len() as isize {
-        0 => {
-            ra[1..] == rb[1..]
-                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
-        }
-        1 => ra[1..] == *rb,
-        -1 => *ra == rb[1..],
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::bm25::within_one_edit;
 
     #[test]
     fn one_edit_distance() {

@@ -29,7 +29,10 @@ mod structural_fuzz;
 
 pub use analyze::Lang;
 pub use answer::{Abstention, AskOutcome, AskSession, Passage};
-pub use bundle::{Bundle, Chunk, Header, ModelInfo, Page, PartSizes, FORMAT_VERSION};
+pub use bundle::{
+    Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION, SPLIT_DIR_SUFFIX,
+    SPLIT_META,
+};
 pub use error::{Error, Result};
 pub use excerpt::highlight_segments;
 pub use filter::{Facet, Filter};

@@ -224,7 +224,9 @@ impl Engine {
     /// equally, shared among the terms it expands to (prefixes while typed, typo neighbours).
     /// What the query table pools, both when fitted and when a reader types.
     pub fn query_terms(&self, text: &str) -> Vec<(usize, f32)> {
-        let (expanded, _) = self.expand(&Query::parse(text));
+        // Terms whose block is not loaded yet are left out: keyword search fetches them first.
+        let want = crate::bm25::Want::default();
+        let (expanded, _) = self.expand(&Query::parse(text), &want);
         let n = expanded.len() as f32;
         let mut out = Vec::new();
         for e in &expanded {
@@ -238,22 +240,20 @@ impl Engine {
 
     /// Identifies the bundle's term list, which a query table's rows are indexed by.
     pub fn terms_fingerprint(&self) -> u32 {
-        let mut h = crc32fast::Hasher::new();
-        for t in self.bundle.lexical().terms() {
-            h.update(t.as_bytes());
-            h.update(&[0]);
-        }
-        h.finalize()
+        self.bundle.terms_fingerprint()
     }
 
     /// A word as written for each index term (its shortest surface form, else the term):
     /// what the model is shown to give each term a meaning of its own.
     pub fn term_words(&self) -> Vec<String> {
         let lex = self.bundle.lexical();
-        let mut words: Vec<String> = lex.terms().to_vec();
+        let mut words: Vec<String> = lex.terms().cloned().collect();
         let mut set = vec![false; words.len()];
-        for (surface, id) in &lex.surfaces {
+        for (surface, id) in lex.surfaces() {
             let id = *id as usize;
+            if id >= words.len() {
+                continue; // a partly loaded bundle: the query table is fitted on whole ones
+            }
             if !set[id] || surface.len() < words[id].len() {
                 words[id] = surface.clone();
                 set[id] = true;

@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{Analyzer, Lang};
+use crate::bm25::Want;
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
@@ -152,6 +153,11 @@ pub struct Results {
     /// keyword evidence alone.
     #[serde(default)]
     pub approximate: bool,
+    /// Shards of a split bundle this query needs that are not loaded (file names): load them
+    /// ([`crate::Bundle::add_shard`]) and search again. Empty for a complete bundle; when not
+    /// empty, the other fields are empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 /// Which chunks a search may return.
@@ -193,9 +199,7 @@ pub struct Engine {
 impl Engine {
     /// Wraps a loaded bundle.
     pub fn new(bundle: Bundle) -> Self {
-        let mut langs: Vec<Lang> = bundle.pages().iter().map(|p| p.lang).collect();
-        langs.sort();
-        langs.dedup();
+        let mut langs: Vec<Lang> = bundle.langs().to_vec();
         if langs.is_empty() {
             langs.push(Lang::English);
         }
@@ -226,6 +230,12 @@ impl Engine {
         &self.bundle
     }
 
+    /// Loads one shard of a split bundle ([`Bundle::add_shard`]): what [`Results::missing`]
+    /// named.
+    pub fn add_shard(&mut self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        self.bundle.add_shard(name, bytes)
+    }
+
     /// The bundle, giving up the engine.
     pub fn into_bundle(self) -> Bundle {
         self.bundle
@@ -233,8 +243,10 @@ impl Engine {
 
     /// Dense hits for a query vector: a scan for bundles up to
     /// [`EXACT_SCAN_MAX`](crate::EXACT_SCAN_MAX) chunks, the HNSW graph beyond.
-    fn vector(&self, query_vector: &[f32], k: usize) -> Vec<VectorHit> {
-        let v = self.bundle.vectors();
+    fn vector(&self, query_vector: &[f32], k: usize, want: &Want) -> Vec<VectorHit> {
+        let Some(v) = self.bundle.vectors_or_want(want) else {
+            return Vec::new();
+        };
         if query_vector.len() != v.dim as usize {
             return Vec::new();
         }
@@ -247,9 +259,12 @@ impl Engine {
         query_vector: &[f32],
         k: usize,
         keep: &dyn Fn(u32) -> bool,
+        want: &Want,
     ) -> Vec<VectorHit> {
-        let v = self.bundle.vectors();
-        let mut hits: Vec<VectorHit> = (0..self.bundle.chunks().len() as u32)
+        let Some(v) = self.bundle.vectors_or_want(want) else {
+            return Vec::new();
+        };
+        let mut hits: Vec<VectorHit> = (0..self.bundle.header.chunks)
             .filter(|&c| keep(c))
             .filter_map(|chunk| {
                 Some(VectorHit {
@@ -364,27 +379,32 @@ impl Engine {
             (Mode::Hybrid | Mode::Vector, None) => Mode::Keyword,
             (m, _) => m,
         };
-        let chunks = self.bundle.chunks();
+        let bundle = &self.bundle;
+        let page_of = |c: u32| bundle.page_id_of(c);
         let in_scope = |c: u32| match scope {
             Scope::All => true,
-            Scope::Pages(pages) => chunks
-                .get(c as usize)
-                .is_some_and(|ch| pages.get(ch.page as usize) == Some(&true)),
+            Scope::Pages(pages) => pages.get(page_of(c) as usize) == Some(&true),
         };
-        let (keyword, keyword_bound) = if mode != Mode::Vector {
-            self.keyword(&query, KEYWORD_DEPTH.max(k), &in_scope)
-        } else {
-            (Vec::new(), 0.0)
-        };
+        // What a split bundle lacks is collected on the way; the search stops at the first
+        // step that lacks something and names it.
+        let want = Want::default();
         let dense = match (mode, query_vector) {
             (Mode::Keyword, _) | (_, None) => Vec::new(),
             (_, Some(q)) => match scope {
-                Scope::All => self.vector(q, FUSION_DEPTH.max(k)),
+                Scope::All => self.vector(q, FUSION_DEPTH.max(k), &want),
                 // A graph walk would find the nearest chunks and then drop those out of
                 // scope; the chunks in scope are scanned instead, so none is missed.
-                Scope::Pages(_) => self.vector_in(q, FUSION_DEPTH.max(k), &in_scope),
+                Scope::Pages(_) => self.vector_in(q, FUSION_DEPTH.max(k), &in_scope, &want),
             },
         };
+        let (keyword, keyword_bound) = if mode != Mode::Vector {
+            self.keyword(&query, KEYWORD_DEPTH.max(k), &in_scope, &want)
+        } else {
+            (Vec::new(), 0.0)
+        };
+        if !want.is_empty() {
+            return self.incomplete(mode, &want);
+        }
         let best_cosine = dense.first().map(|h| h.cosine);
 
         let signals = |list: &mut dyn Iterator<Item = (u32, f32)>| -> HashMap<u32, Signal> {
@@ -399,7 +419,6 @@ impl Engine {
         let vector_list: Vec<(u32, f32)> = dense.iter().map(|h| (h.chunk, h.cosine)).collect();
         let vs = signals(&mut vector_list.iter().copied());
 
-        let page_of = |c: u32| chunks.get(c as usize).map_or(u32::MAX, |c| c.page);
         let vectors = self.bundle.vectors();
         let extra_cosine: HashMap<u32, f32> = match (mode, query_vector) {
             (Mode::Hybrid, Some(q)) if !matches!(fusion, Fusion::Rrf { .. }) => keyword
@@ -454,6 +473,13 @@ impl Engine {
         }
         let fused = hits_ids;
 
+        // Every shown hit's text, and the best keyword hit's, is needed from here on.
+        for &(c, _) in fused.iter().chain(keyword.first()) {
+            self.bundle.chunk_or_want(c, &want);
+        }
+        if !want.is_empty() {
+            return self.incomplete(mode, &want);
+        }
         let all_words = keyword
             .first()
             .is_some_and(|&(c, _)| self.matches_all_words(c, &query));
@@ -485,6 +511,21 @@ impl Engine {
             best_cosine,
             all_words,
             approximate: approximate && mode != Mode::Keyword,
+            missing: Vec::new(),
+        }
+    }
+
+    /// The result of a search that needs shards which are not loaded: only their names.
+    fn incomplete(&self, mode: Mode, want: &Want) -> Results {
+        Results {
+            mode,
+            hits: Vec::new(),
+            pages: Vec::new(),
+            no_good_match: false,
+            best_cosine: None,
+            all_words: false,
+            approximate: false,
+            missing: self.bundle.wanted_names(want.take()),
         }
     }
 
@@ -504,7 +545,9 @@ impl Engine {
     }
 
     fn matches_all_words(&self, chunk: u32, query: &Query) -> bool {
-        let c = &self.bundle.chunks()[chunk as usize];
+        let Some(c) = self.bundle.chunk(chunk) else {
+            return false;
+        };
         let lang = self.bundle.page_of(c).lang;
         let terms: HashSet<String> = self
             .analyzer

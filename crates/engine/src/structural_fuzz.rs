@@ -2,7 +2,6 @@
 //! with inconsistent fields, then read and searched in every mode. Each must be refused or
 //! searched without a panic. Bounded: a fixed number of seeded cases.
 
-use crate::bm25::LexicalIndex;
 use crate::bundle::Bundle;
 use crate::search::{Engine, Mode};
 use crate::writer::BundleWriter;
@@ -39,14 +38,13 @@ fn good() -> Bundle {
     // Small bundles scan a flat list; give this one the graph large bundles get.
     let mut vecs: Vec<Vec<f32>> = (0..48).map(unit).collect();
     vecs[47] = vecs[46].clone(); // and a group of identical sections
-    b.payload.vectors = crate::vector::VectorIndex::with_graph(&vecs, DIM);
+    b.vectors = crate::vector::VectorIndex::with_graph(&vecs, DIM);
     b
 }
 
 fn flat() -> Bundle {
     let mut b = good();
-    b.payload.vectors =
-        crate::vector::VectorIndex::build(&(0..48).map(unit).collect::<Vec<_>>(), DIM);
+    b.vectors = crate::vector::VectorIndex::build(&(0..48).map(unit).collect::<Vec<_>>(), DIM);
     b
 }
 
@@ -83,41 +81,44 @@ type Damage = fn(&mut Bundle);
 /// Each of these is inconsistent and must be refused.
 const DAMAGES: &[(&str, Damage)] = &[
     ("posting past the chunk count", |b| {
-        let l = &mut b.payload.lexical;
-        l.postings[0] = vec![0x80 | 0x7f, 0x7f, 1]; // chunk 16383
+        let l = b.lexical.shards[0].as_mut().unwrap();
+        l.postings[0] = vec![0x80 | 0x7f, 0x7f, 1, 1]; // chunk 16383
     }),
     ("fewer postings lists than terms", |b| {
-        b.payload.lexical.postings.pop();
+        b.lexical.shards[0].as_mut().unwrap().postings.pop();
     }),
     ("terms out of order", |b| {
-        b.payload.lexical.terms.swap(0, 1);
+        b.lexical.shards[0].as_mut().unwrap().terms.swap(0, 1);
     }),
-    ("chunk lengths missing", |b| {
-        b.payload.lexical.doc_len.truncate(3);
+    ("term blocks not starting at term 0", |b| {
+        b.meta.term_blocks[0].1 = 3;
+    }),
+    ("page sizes not adding up to the chunk count", |b| {
+        b.meta.page_chunks[0] += 1;
+    }),
+    ("text blocks not starting at chunk 0", |b| {
+        b.meta.text_blocks[0].0 = 1;
     }),
     ("chunk of a missing page", |b| {
-        b.payload.chunks[5].page = 99;
+        b.chunks[5].page = 99;
     }),
     ("graph value past the chunk count", |b| {
-        b.payload.vectors.edit_graph(|g| g.values[0] = 4000);
+        b.vectors.edit_graph(|g| g.values[0] = 4000);
     }),
     ("more points than values", |b| {
-        b.payload
-            .vectors
+        b.vectors
             .edit_graph(|g| g.values.pop().map(|_| ()).unwrap_or(()));
     }),
     ("first layer shorter than the points", |b| {
-        b.payload.vectors.edit_graph(|g| {
+        b.vectors.edit_graph(|g| {
             g.hnsw.zero.pop();
         });
     }),
     ("neighbour past the points", |b| {
-        b.payload
-            .vectors
-            .edit_graph(|g| g.hnsw.zero[3].0[0] = 10_000);
+        b.vectors.edit_graph(|g| g.hnsw.zero[3].0[0] = 10_000);
     }),
     ("upper-layer neighbour past its layer", |b| {
-        b.payload.vectors.edit_graph(|g| {
+        b.vectors.edit_graph(|g| {
             if g.hnsw.layers.is_empty() {
                 g.hnsw.layers.push(Vec::new());
             }
@@ -133,18 +134,16 @@ const DAMAGES: &[(&str, Damage)] = &[
         });
     }),
     ("absurd search width", |b| {
-        b.payload
-            .vectors
-            .edit_graph(|g| g.hnsw.ef_search = usize::MAX);
+        b.vectors.edit_graph(|g| g.hnsw.ef_search = usize::MAX);
     }),
     ("term count differs from the header", |b| {
         b.header.terms += 1;
     }),
     ("a chunk in two groups", |b| {
-        b.payload.vectors.edit_lists(|_, g| g.unwrap()[0].push(5));
+        b.vectors.edit_lists(|_, g| g.unwrap()[0].push(5));
     }),
     ("a chunk in no group", |b| {
-        b.payload.vectors.edit_lists(|_, g| {
+        b.vectors.edit_lists(|_, g| {
             g.unwrap()
                 .last_mut()
                 .unwrap()
@@ -155,13 +154,13 @@ const DAMAGES: &[(&str, Damage)] = &[
     }),
     ("a flat index missing a vector", |b| {
         *b = flat();
-        b.payload.vectors.edit_lists(|v, _| {
+        b.vectors.edit_lists(|v, _| {
             v.unwrap().pop();
         });
     }),
     ("a flat vector of the wrong length", |b| {
         *b = flat();
-        b.payload.vectors.edit_lists(|v, _| v.unwrap()[3].0.push(1));
+        b.vectors.edit_lists(|v, _| v.unwrap()[3].0.push(1));
     }),
 ];
 
@@ -190,7 +189,7 @@ fn random_structural_damage_never_panics() {
         let mut b = good();
         for _ in 0..(1 + next() % 3) {
             let r = next();
-            let l: &mut LexicalIndex = &mut b.payload.lexical;
+            let l = b.lexical.shards[0].as_mut().unwrap();
             match r % 8 {
                 0 => {
                     let i = (r >> 8) as usize % l.postings.len();
@@ -205,23 +204,23 @@ fn random_structural_damage_never_panics() {
                     l.terms[i] = format!("t{}", r >> 50);
                 }
                 2 => {
-                    let i = (r >> 8) as usize % l.doc_len.len();
-                    l.doc_len[i] = (r >> 32) as u32;
+                    let i = (r >> 8) as usize % b.meta.page_chunks.len();
+                    b.meta.page_chunks[i] = (r >> 32) as u32 % 12;
                 }
                 3 => {
-                    let i = (r >> 8) as usize % b.payload.chunks.len();
-                    b.payload.chunks[i].page = (r >> 40) as u32 % 10;
+                    let i = (r >> 8) as usize % b.chunks.len();
+                    b.chunks[i].page = (r >> 40) as u32 % 10;
                 }
-                4 => b.payload.vectors.edit_graph(|g| {
+                4 => b.vectors.edit_graph(|g| {
                     let i = (r >> 8) as usize % g.values.len();
                     g.values[i] = (r >> 40) as u32 % 64;
                 }),
-                5 => b.payload.vectors.edit_graph(|g| {
+                5 => b.vectors.edit_graph(|g| {
                     let i = (r >> 8) as usize % g.hnsw.zero.len();
                     let j = (r >> 24) as usize % 64;
                     g.hnsw.zero[i].0[j] = (r >> 40) as u32 % 64;
                 }),
-                6 => b.payload.vectors.edit_graph(|g| {
+                6 => b.vectors.edit_graph(|g| {
                     if let Some(layer) = g.hnsw.layers.first_mut() {
                         if let Some(node) = layer.first_mut() {
                             node.0[(r >> 8) as usize % 32] = (r >> 40) as u32 % 64;
@@ -229,8 +228,8 @@ fn random_structural_damage_never_panics() {
                     }
                 }),
                 _ => {
-                    let i = (r >> 8) as usize % b.payload.chunks.len();
-                    b.payload.chunks[i].text = "x".repeat((r >> 40) as usize % 300);
+                    let i = (r >> 8) as usize % b.chunks.len();
+                    b.chunks[i].text = "x".repeat((r >> 40) as usize % 300);
                 }
             }
         }

@@ -125,6 +125,15 @@ pub struct VectorHit {
 }
 
 impl VectorIndex {
+    /// An index with no vectors (a split bundle's, until its vector shard is loaded).
+    pub(crate) fn empty(dim: u32) -> Self {
+        VectorIndex {
+            quantization: Quantization { scale: 127.0 },
+            dim,
+            layout: Layout::Flat(Vec::new()),
+        }
+    }
+
     /// Builds the index for chunk vectors (`vectors[i]` is chunk `i`'s): flat up to
     /// [`EXACT_SCAN_MAX`] chunks, a graph beyond.
     pub fn build(vectors: &[Vec<f32>], dim: usize) -> Self {

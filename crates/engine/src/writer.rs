@@ -3,7 +3,7 @@
 
 use crate::analyze::{Analyzer, Lang, ANALYZER_VERSION};
 use crate::bm25::{Bm25Params, LexicalDoc, LexicalIndex};
-use crate::bundle::{Bundle, Chunk, Header, ModelInfo, Page, Payload};
+use crate::bundle::{Bundle, Chunk, Header, ModelInfo, Page};
 use crate::error::{Error, Result};
 use crate::vector::VectorIndex;
 
@@ -63,7 +63,8 @@ impl BundleWriter {
         }
     }
 
-    /// Adds a chunk of page `page` and returns its id. Its vector is given to [`Self::finish`]
+    /// Adds a chunk of page `page` and returns its id; chunks are added page after page. Its
+    /// vector is given to [`Self::finish`]
     /// at the same position.
     pub fn add_chunk(
         &mut self,
@@ -125,26 +126,17 @@ impl BundleWriter {
             bm25,
         );
         let vectors = VectorIndex::build(&vectors, dim);
-        let bundle = Bundle {
-            header: Header {
-                model: self.model,
-                quantization: vectors.quantization,
-                bm25,
-                analyzer_version: ANALYZER_VERSION,
-                abstain_cosine: self.abstain_cosine,
-                pages: self.pages.len() as u32,
-                chunks: self.chunks.len() as u32,
-                terms: lexical.num_terms() as u32,
-            },
-            payload: Payload {
-                pages: self.pages,
-                chunks: self.chunks,
-                lexical,
-                vectors,
-            },
+        let header = Header {
+            model: self.model,
+            quantization: vectors.quantization,
+            bm25,
+            analyzer_version: ANALYZER_VERSION,
+            abstain_cosine: self.abstain_cosine,
+            pages: self.pages.len() as u32,
+            chunks: self.chunks.len() as u32,
+            terms: lexical.num_terms() as u32,
         };
-        bundle.check_consistency()?;
-        Ok(bundle)
+        Bundle::assemble(header, self.pages, self.chunks, lexical, vectors)
     }
 }
 
@@ -176,6 +168,48 @@ mod tests {
         assert_eq!(again.header().chunks, 2);
         assert_eq!(again.chunk(0).unwrap().anchor, "caching");
         assert_eq!(again.page_of(again.chunk(1).unwrap()).url, "/a.html");
+    }
+
+    #[test]
+    fn a_split_bundle_loads_shard_by_shard_to_the_same_bundle() {
+        let b = writer()
+            .finish(vec![vec![1.0, 0.0], vec![0.0, 1.0]])
+            .unwrap();
+        let split = b.to_split().unwrap();
+        let mut partial = Bundle::from_bytes(&split.meta).unwrap();
+        assert!(!partial.is_complete());
+        assert!(partial.chunk(0).is_none(), "no text before its block");
+        assert!(partial
+            .add_shard("terms-0000000000000000.bin", b"x")
+            .is_err());
+        let (name, bytes) = &split.shards[0];
+        let mut damaged = bytes.clone();
+        damaged[0] ^= 1;
+        assert!(matches!(
+            partial.add_shard(name, &damaged),
+            Err(Error::Shard(_))
+        ));
+        assert!(partial.add_shard(name, &bytes[..bytes.len() - 1]).is_err());
+        for (name, bytes) in &split.shards {
+            partial.add_shard(name, bytes).unwrap();
+            partial.add_shard(name, bytes).unwrap();
+        }
+        assert!(partial.is_complete());
+        assert_eq!(partial.to_bytes().unwrap(), b.to_bytes().unwrap());
+        assert_eq!(b.shard_files().len(), split.shards.len());
+    }
+
+    #[test]
+    fn chunks_out_of_page_order_are_refused() {
+        let mut w = BundleWriter::new(ModelInfo::new("toy", "abc", 2, 16), 0.3);
+        let a = w.add_page("/a.html", "A", "a.md", Lang::English);
+        let b = w.add_page("/b.html", "B", "b.md", Lang::English);
+        w.add_chunk(b, vec![], "", "second page");
+        w.add_chunk(a, vec![], "", "first page");
+        assert!(matches!(
+            w.finish(vec![vec![1.0, 0.0]; 2]),
+            Err(Error::Inconsistent(_))
+        ));
     }
 
     #[test]

@@ -319,6 +319,8 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         (engine.into_bundle(), Some(fitted))
     };
     crate::write_atomic(&opts.out, &bytes)?;
+    // The same bundle split, for readers that fetch only what a query needs.
+    crate::write_split(&crate::split_dir(&opts.out), &bundle.to_split()?)?;
     let table_path = query_table_path(&opts.out);
     let query_table = match query_table {
         Some(Ok((table, report))) => {
@@ -382,12 +384,14 @@ impl std::fmt::Display for BuildReport {
         )?;
         write!(
             f,
-            "  parts: text {}, postings {}, vectors+graph {}, header {} ({} per chunk)",
+            "  parts: text {}, postings {}, vectors+graph {}, header {}, meta {} ({} per chunk; split into {} shards)",
             human_bytes(self.sizes.text),
             human_bytes(self.sizes.postings),
             human_bytes(self.sizes.vectors_and_graph),
             human_bytes(self.sizes.header),
+            human_bytes(self.sizes.meta),
             human_bytes(self.bytes / self.chunks.max(1)),
+            self.sizes.shards,
         )?;
         if let Some(q) = &self.query_table {
             write!(

@@ -18,4 +18,4 @@ pub mod source;
 
 pub use build::{build, query_table_path, BuildOptions, BuildReport};
 pub use config::Config;
-pub use output::{remove_stale, write_atomic};
+pub use output::{remove_stale, split_dir, write_atomic, write_split};

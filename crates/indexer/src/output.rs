@@ -32,6 +32,54 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     remove_copies(path)
 }
 
+/// The folder of a bundle's split form: `site.lantern` -> `site.lantern.d`.
+pub fn split_dir(bundle: &Path) -> std::path::PathBuf {
+    let mut dir = bundle.as_os_str().to_owned();
+    dir.push(lantern_engine::SPLIT_DIR_SUFFIX);
+    dir.into()
+}
+
+/// Writes a bundle's split form into `dir`: every shard (content-addressed: an unchanged one
+/// keeps its name and its bytes), then the meta file, then removes shards of older builds.
+/// A reader holding the old meta finds its shards until the new meta is in place.
+pub fn write_split(dir: &Path, split: &lantern_engine::Split) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut keep = std::collections::HashSet::new();
+    for (name, bytes) in &split.shards {
+        let path = dir.join(name);
+        let same = std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
+        if !same {
+            write_atomic(&path, bytes)?;
+        }
+        keep.insert(name.clone());
+    }
+    write_atomic(&dir.join(lantern_engine::SPLIT_META), &split.meta)?;
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        let base = name
+            .strip_suffix(".br")
+            .or_else(|| name.strip_suffix(".gz"))
+            .unwrap_or(&name);
+        if is_shard_name(base) && !keep.contains(base) {
+            remove(&dir.join(&name))?;
+        }
+    }
+    Ok(())
+}
+
+/// `terms-`, `text-` or `vectors-` then 16 hex digits and `.bin`: only such files are removed.
+fn is_shard_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".bin") else {
+        return false;
+    };
+    let Some((kind, hash)) = stem.rsplit_once('-') else {
+        return false;
+    };
+    matches!(kind, "terms" | "text" | "vectors")
+        && hash.len() == 16
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Removes an output a build no longer makes (a query table after `query_table_rank = 0`,
 /// say) and its precompressed copies; absent files are fine.
 pub fn remove_stale(path: &Path) -> Result<()> {
@@ -76,6 +124,8 @@ mod tests {
         }
         write_atomic(&p, b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        assert!(is_shard_name("terms-0123456789abcdef.bin"));
+        assert!(!is_shard_name("meta.bin") && !is_shard_name("notes-0123456789abcdef.bin"));
         assert!(!dir.path().join("search.lantern.br").exists());
         assert!(!dir.path().join("search.lantern.gz").exists());
         assert!(dir.path().join("other.br").exists());

@@ -191,8 +191,21 @@ fn failed_build_keeps_the_previous_bundle_intact() {
     left.sort();
     assert_eq!(
         left,
-        ["b.lantern", "b.lantern.query"],
+        ["b.lantern", "b.lantern.d", "b.lantern.query"],
         "no temporary files left behind"
+    );
+    let bundle = lantern_engine::Bundle::from_bytes(&before).unwrap();
+    let mut want: Vec<String> = bundle.shard_files().into_iter().map(|(n, _)| n).collect();
+    want.push(lantern_engine::SPLIT_META.to_string());
+    want.sort();
+    let mut split: Vec<String> = std::fs::read_dir(out.path().join("b.lantern.d"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    split.sort();
+    assert_eq!(
+        split, want,
+        "the split form holds the meta file and the shards, no more"
     );
 }
 

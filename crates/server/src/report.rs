@@ -102,12 +102,29 @@ pub fn bundle_text(searcher: &Searcher) -> String {
     );
     let _ = writeln!(
         out,
-        "parts       text {}, postings {}, vectors+graph {}, header {}",
+        "parts       text {}, postings {}, vectors+graph {}, header {}, meta {}; {} shards",
         kib(s.text),
         kib(s.postings),
         kib(s.vectors_and_graph),
-        kib(s.header)
+        kib(s.header),
+        kib(s.meta),
+        s.shards
     );
+    out
+}
+
+/// The files of the split bundle a query read (`lantern query --explain`), in order.
+pub fn shards_text(read: &[(String, usize)]) -> String {
+    let kib = |n: usize| format!("{:.1} KiB", n as f64 / 1024.0);
+    let total: usize = read.iter().map(|(_, n)| n).sum();
+    let mut out = format!(
+        "split bundle: {} files, {} read (uncompressed)\n",
+        read.len(),
+        kib(total)
+    );
+    for (name, n) in read {
+        let _ = writeln!(out, "  {name} {}", kib(*n));
+    }
     out
 }
 

@@ -8,6 +8,23 @@ use anyhow::{bail, Context, Result};
 use lantern_embedder::{Embedder, Model};
 use lantern_engine::{Bundle, Engine, Filter, Mode, QueryTable, Results};
 
+/// The file to read and, for a split bundle, the folder of its shards.
+fn split_paths(path: &Path) -> (PathBuf, Option<PathBuf>) {
+    if path.is_dir() {
+        return (
+            path.join(lantern_engine::SPLIT_META),
+            Some(path.to_path_buf()),
+        );
+    }
+    let is_meta = path
+        .file_name()
+        .is_some_and(|n| n == lantern_engine::SPLIT_META);
+    match path.parent() {
+        Some(dir) if is_meta => (path.to_path_buf(), Some(dir.to_path_buf())),
+        _ => (path.to_path_buf(), None),
+    }
+}
+
 /// An opened bundle and, when vectors are wanted, the embedder of its model.
 pub struct Searcher {
     engine: Engine,
@@ -32,9 +49,42 @@ pub enum QueryEncoder {
 impl Searcher {
     /// Opens the bundle at `path` with the model in `model_dir` (checked against the bundle),
     /// or keyword-only when `model_dir` is `None`.
+    ///
+    /// `path` may also be a split bundle: its folder (`site.lantern.d`) or its meta file; every
+    /// shard the meta lists is then read from that folder.
     pub fn open(path: &Path, model_dir: Option<&Path>) -> Result<Searcher> {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let (file, split_dir) = split_paths(path);
+        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)?;
+        if let Some(dir) = &split_dir {
+            for (name, _) in searcher.engine.bundle().shard_files() {
+                let shard = dir.join(&name);
+                let bytes = std::fs::read(&shard)
+                    .with_context(|| format!("reading the shard {}", shard.display()))?;
+                searcher.bytes += bytes.len();
+                searcher.engine.add_shard(&name, &bytes)?;
+            }
+        }
+        if !searcher.engine.bundle().is_complete() {
+            bail!(
+                "{} is the meta file of a split bundle: open its folder ({}.d) or the bundle file",
+                path.display(),
+                path.display()
+            );
+        }
+        // The query table sits beside the bundle file: `site.lantern.query`.
+        let path = match &split_dir {
+            Some(dir) => {
+                let d = dir.as_os_str().to_string_lossy();
+                PathBuf::from(
+                    d.strip_suffix(lantern_engine::SPLIT_DIR_SUFFIX)
+                        .unwrap_or(&d)
+                        .to_string(),
+                )
+            }
+            None => path.to_path_buf(),
+        };
+        let path = path.as_path();
         let mut table = path.as_os_str().to_owned();
         table.push(lantern_engine::QUERY_TABLE_SUFFIX);
         let table = PathBuf::from(table);
@@ -89,6 +139,46 @@ impl Searcher {
             encoder: QueryEncoder::Model,
             table_error: None,
         })
+    }
+
+    /// The shards of the bundle's split form a search reads, in the order it asks for them:
+    /// `(file name, bytes)`, the meta file first. Runs the search on a bundle that starts with
+    /// only its meta part, as a browser does, and feeds it the shards each round names.
+    pub fn shards_read(
+        &self,
+        text: &str,
+        mode: Mode,
+        k: usize,
+        filter: &Filter,
+    ) -> Result<Vec<(String, usize)>> {
+        let split = self.engine.bundle().to_split()?;
+        let shards: std::collections::HashMap<&str, &[u8]> = split
+            .shards
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        let (fusion, pages) = self.engine.fusion();
+        let mut partial = Engine::new(Bundle::from_bytes(&split.meta)?).with_fusion(fusion, pages);
+        let vector = match mode {
+            Mode::Keyword => None,
+            _ => self.embed(text)?,
+        };
+        let mut read = vec![(lantern_engine::SPLIT_META.to_string(), split.meta.len())];
+        // Each round names what the next step lacks; a query needs at most a few.
+        for _ in 0..8 {
+            let r = partial.search_filtered(text, vector.as_deref(), mode, k, filter)?;
+            if r.missing.is_empty() {
+                return Ok(read);
+            }
+            for name in r.missing {
+                let bytes = shards
+                    .get(name.as_str())
+                    .with_context(|| format!("the search asked for an unknown shard {name}"))?;
+                partial.add_shard(&name, bytes)?;
+                read.push((name, bytes.len()));
+            }
+        }
+        bail!("the search still lacked shards after 8 rounds")
     }
 
     /// The engine (and through it the bundle).

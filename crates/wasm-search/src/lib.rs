@@ -26,13 +26,27 @@ struct Info {
 
 #[wasm_bindgen]
 impl SearchIndex {
-    /// Decodes and validates bundle bytes; throws with a clear message on a bad bundle.
+    /// Decodes and validates bundle bytes (a whole bundle, or the meta file of a split one);
+    /// throws with a clear message on a bad bundle.
     #[wasm_bindgen(constructor)]
     pub fn new(bytes: &[u8]) -> Result<SearchIndex, JsError> {
         let bundle = Bundle::from_bytes(bytes).map_err(js)?;
         Ok(SearchIndex {
             engine: Engine::new(bundle),
         })
+    }
+
+    /// Loads one shard of a split bundle (a name from `results.missing`); throws on a file that
+    /// is not one of its shards or is damaged.
+    #[wasm_bindgen(js_name = addShard)]
+    pub fn add_shard(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsError> {
+        self.engine.add_shard(name, bytes).map_err(js)
+    }
+
+    /// The shards `ask(question, vector)` needs that are not loaded yet.
+    #[wasm_bindgen(js_name = askMissing)]
+    pub fn ask_missing(&self, question: &str, vector: Option<Vec<f32>>) -> Vec<String> {
+        AskSession::missing_shards(&self.engine, question, vector.as_deref())
     }
 
     /// Model id, model sha256, dimensions and counts.

@@ -58,6 +58,14 @@ pub struct AskSession {
 }
 
 impl AskSession {
+    /// The shards of a split bundle [`AskSession::start`] needs that are not loaded (see
+    /// [`crate::Results::missing`]); empty once it can start.
+    pub fn missing_shards(engine: &Engine, question: &str, vector: Option<&[f32]>) -> Vec<String> {
+        engine
+            .search(question, vector, Mode::Hybrid, MAX_PASSAGES)
+            .missing
+    }
+
     /// Searches for `question` (hybrid when `vector` is given) and prepares the first request,
     /// or ends at once when search found no good match.
     pub fn start(engine: &Engine, question: &str, vector: Option<&[f32]>) -> AskSession {
