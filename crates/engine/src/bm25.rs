@@ -477,7 +477,6 @@ impl LexicalIndex {
 /// fetch a large share of the dictionary.
 const MAX_PREFIX_BLOCKS: usize = 3;
 
-
 /// Insert, delete, substitute or swap of neighbours.
 pub(crate) fn within_one_edit(a: &[char], b: &[char]) -> bool {
     if a == b {
