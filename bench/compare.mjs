@@ -92,7 +92,7 @@ const lanternFirst = async (q) => {
   const t0 = performance.now();
   const { Lantern } = await import('/lantern/lantern.js');
   // The split bundle: the meta file, then the shards the query names.
-  const l = await Lantern.load('/search.lantern');
+  const l = await Lantern.load('/search.lantern.d/meta.bin');
   const r = await l.search(q, { mode: 'keyword' });
   if (!r.hits.length) throw new Error(`no result for ${q}`);
   return performance.now() - t0;

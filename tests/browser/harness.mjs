@@ -33,6 +33,8 @@ export function webRoot() {
   cli('build', 'tests/corpus/analysis', '--out', join(dir, 'analysis.lantern'), '--quiet');
   const bundle = readFileSync(join(root, 'out/site.lantern'));
   writeFileSync(join(dir, 'site.lantern'), bundle);
+  // Its split form: the meta file and the shards.
+  cpSync(join(root, 'out/site.lantern.d'), join(dir, 'site.lantern.d'), { recursive: true });
   // The query table beside it; copies of the bundle without one, and with a damaged one.
   const table = readFileSync(join(root, 'out/site.lantern.query'));
   writeFileSync(join(dir, 'site.lantern.query'), table);

@@ -118,6 +118,41 @@ test('the embedder loads in a worker with byte progress, then search is hybrid',
   console.log(`embedder ready in ${r.ms.toFixed(0)} ms`);
 });
 
+test('a split bundle fetches only the shards a search needs and ranks as the whole bundle', async () => {
+  const queries = ['max_file_bytes', 'reciprocal rank fusion', 'quantiz', '"no good match"', 'offline'];
+  const r = await page.evaluate(async (qs) => {
+    const shards = () => performance.getEntriesByType('resource')
+      .map((e) => new URL(e.name).pathname).filter((p) => p.startsWith('/site.lantern.d/'));
+    const whole = await window.Lantern.load('/site.lantern');
+    const split = await window.Lantern.load('/site.lantern.d/meta.bin');
+    const before = split.searchKeyword(qs[0]);
+    const out = [];
+    for (const q of qs) {
+      const a = whole.searchKeyword(q);
+      const b = await split.search(q, { mode: 'keyword' });
+      out.push({ q, whole: a.hits.map((h) => [h.url, h.excerpt, h.score.toFixed(4)]), split: b.hits.map((h) => [h.url, h.excerpt, h.score.toFixed(4)]) });
+    }
+    const fetched = new Set(shards());
+    const prefetched = await split.prefetchAll();
+    const afterAll = new Set(shards());
+    await split.search('stemming languages', { mode: 'keyword' });
+    const afterMore = new Set(shards());
+    return { before, out, fetched: [...fetched], prefetched, all: afterAll.size, more: afterMore.size };
+  }, queries);
+  assert.equal(r.before.hits.length, 0, 'nothing loaded yet: no hits');
+  assert.ok(r.before.missing.length > 0 && r.before.missing.every((n) => /^terms-[0-9a-f]{16}\.bin$/.test(n)), r.before.missing.join());
+  for (const { q, whole, split } of r.out) {
+    assert.ok(whole.length > 0, q);
+    assert.deepEqual(split, whole, q);
+  }
+  assert.ok(r.fetched.includes('/site.lantern.d/meta.bin'));
+  assert.ok(!r.fetched.some((p) => p.includes('/vectors-')), 'keyword searches fetch no vectors');
+  // The rest arrives with prefetchAll, after which searches need no more files.
+  assert.ok(r.prefetched > 0, `prefetched ${r.prefetched}`);
+  assert.equal(r.all, r.fetched.length + r.prefetched);
+  assert.equal(r.more, r.all, 'nothing fetched after the whole bundle is in');
+});
+
 test('keyword analysis finds what readers type, as natively', async () => {
   const cases = {
     configurat: '/configuration.html#configuration-files',

@@ -71,10 +71,15 @@ export type AskOutcome =
 
 export declare class Lantern {
   /**
-   * Loads `bundleUrl` (`site.lantern`), preferring its split form `site.lantern.d/meta.bin`
-   * when the site publishes it: searches then fetch only the shards they need.
+   * Loads `bundleUrl`: the whole bundle (`site.lantern`), or its split form
+   * (`site.lantern.d/meta.bin`), whose searches fetch only the shards they need.
    */
-  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void }): Promise<Lantern>;
+  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void; prefetch?: number }): Promise<Lantern>;
+  /**
+   * Fetches every shard of a split bundle not loaded yet, if they add up to at most
+   * `maxBytes`; resolves to how many were fetched.
+   */
+  prefetchAll(maxBytes?: number): Promise<number>;
   /**
    * Fetches `bundleUrl + '.query'`; resolves true once attached (hybrid searches before the
    * model then carry approximate meaning), false when the site has none or it is damaged.

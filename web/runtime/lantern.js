@@ -37,6 +37,8 @@ export class Lantern {
   #tableUrl = null;
   #shardBase = null;
   #shards = new Map();
+  #prefetchLimit = 0;
+  #prefetching = null;
 
   constructor(index) {
     this.#index = index;
@@ -46,26 +48,22 @@ export class Lantern {
   /**
    * Loads and validates a bundle. Rejects with a clear message on a bad or foreign file.
    * `lantern build` writes every bundle twice: `site.lantern` and its split form
-   * `site.lantern.d/` (a small meta file plus content-addressed shards). Given either URL,
-   * the split form is used when the site has it: searches then fetch only the shards they
-   * need. Otherwise the whole file is fetched.
+   * `site.lantern.d/` (a small meta file plus content-addressed shards). Given the split
+   * form's `site.lantern.d/meta.bin`, searches fetch only the shards they need, and with
+   * `prefetch: maxBytes` the rest follows after the first search when it is no larger
+   * (see `prefetchAll`); given `site.lantern`, the whole file is fetched.
    */
-  static async load(bundleUrl, { onProgress } = {}) {
+  static async load(bundleUrl, { onProgress, prefetch = 0 } = {}) {
     await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
     const progress = onProgress && ((p) => onProgress({ stage: 'bundle', ...p }));
     const url = new URL(bundleUrl, location.href).href;
-    let file = url.endsWith('/meta.bin') ? url.slice(0, -'.d/meta.bin'.length) : url;
-    let bytes = null;
-    let base = null;
-    try {
-      bytes = await fetchBytes(`${file}.d/meta.bin`, progress);
-      base = `${file}.d/`;
-    } catch (err) {
-      if (url.endsWith('/meta.bin')) throw err;
-      bytes = await fetchBytes(file, progress);
-    }
+    const split = url.endsWith('.d/meta.bin');
+    const file = split ? url.slice(0, -'.d/meta.bin'.length) : url;
+    const bytes = await fetchBytes(url, progress);
+    const base = split ? `${file}.d/` : null;
     const lantern = new Lantern(new SearchIndex(bytes));
     lantern.#shardBase = base;
+    lantern.#prefetchLimit = prefetch;
     lantern.#tableUrl = `${file}.query`;
     return lantern;
   }
@@ -81,6 +79,23 @@ export class Lantern {
       }
       return this.#shards.get(name);
     }));
+  }
+
+  /**
+   * Fetches every shard of a split bundle not loaded yet, when they add up to at most
+   * `maxBytes`: later searches then need no network, and the service worker keeps them for
+   * offline use. Resolves to the number of shards fetched (0 when over the limit).
+   */
+  prefetchAll(maxBytes = Infinity) {
+    if (!this.#shardBase) return Promise.resolve(0);
+    this.#prefetching ??= (async () => {
+      const rest = this.#index.unloadedShards();
+      const bytes = rest.reduce((n, [, len]) => n + len, 0);
+      if (!rest.length || bytes > maxBytes) return 0;
+      await this.#fetchShards(rest.map(([name]) => name));
+      return rest.length;
+    })();
+    return this.#prefetching;
   }
 
   /** Runs `run` until the bundle has every shard it names (a whole bundle: once). */
@@ -179,7 +194,10 @@ export class Lantern {
   async search(query, { mode = 'hybrid', k = 10, filters } = {}) {
     let vector;
     if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
-    return this.#complete(() => this.#index.search(query, mode, k, vector, filters));
+    const results = await this.#complete(() => this.#index.search(query, mode, k, vector, filters));
+    // After the first results, the rest of a small split bundle comes in the background.
+    if (this.#prefetchLimit) this.prefetchAll(this.#prefetchLimit).catch(() => {});
+    return results;
   }
 
   /**

@@ -9,6 +9,9 @@
 //   <lantern-search proxy="https://ask.example/"> (enables "Ask": cited answers via lantern proxy)
 
 const here = new URL('.', import.meta.url);
+// A split bundle up to this size is fetched whole after the first results, so search keeps
+// working offline; a larger one keeps only the shards its searches used.
+const PREFETCH_BYTES = 8 * 1024 * 1024;
 
 class LanternSearch extends HTMLElement {
   #ui = null;
@@ -64,7 +67,10 @@ class LanternSearch extends HTMLElement {
         // the model download.
         saveData: navigator.connection?.saveData === true,
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
-        loadBundle: (onProgress) => Lantern.load(bundle, { onProgress }),
+        // The split form when the site publishes it: the first results fetch only the shards
+        // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
+        loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: PREFETCH_BYTES })
+          .catch(() => Lantern.load(bundle, { onProgress })),
         loadSemantic: (rt, onProgress) => rt.loadSemantic({
           modelUrl: model,
           onProgress: (p) => { if (p.stage === 'model') onProgress(p); },

@@ -558,6 +558,19 @@ impl Bundle {
             .collect()
     }
 
+    /// The shards not loaded yet: file name and length, in the meta's order.
+    pub fn unloaded_shards(&self) -> Vec<(String, u32)> {
+        self.shard_refs()
+            .into_iter()
+            .filter(|&(kind, i, _)| match kind {
+                ShardKind::Terms => self.lexical.shards[i].is_none(),
+                ShardKind::Text => !self.text_loaded[i],
+                ShardKind::Vectors => !self.vectors_loaded,
+            })
+            .map(|(k, _, r)| (Self::shard_name(k, r), r.len))
+            .collect()
+    }
+
     /// The file names of the shards in `want`.
     pub(crate) fn wanted_names(&self, want: crate::bm25::WantSet) -> Vec<String> {
         let m = &self.meta;

@@ -179,6 +179,7 @@ mod tests {
         let mut partial = Bundle::from_bytes(&split.meta).unwrap();
         assert!(!partial.is_complete());
         assert!(partial.chunk(0).is_none(), "no text before its block");
+        assert_eq!(partial.unloaded_shards(), b.shard_files());
         assert!(partial
             .add_shard("terms-0000000000000000.bin", b"x")
             .is_err());
@@ -194,7 +195,7 @@ mod tests {
             partial.add_shard(name, bytes).unwrap();
             partial.add_shard(name, bytes).unwrap();
         }
-        assert!(partial.is_complete());
+        assert!(partial.is_complete() && partial.unloaded_shards().is_empty());
         assert_eq!(partial.to_bytes().unwrap(), b.to_bytes().unwrap());
         assert_eq!(b.shard_files().len(), split.shards.len());
     }

@@ -43,6 +43,12 @@ impl SearchIndex {
         self.engine.add_shard(name, bytes).map_err(js)
     }
 
+    /// Every shard of a split bundle that is not loaded yet: `[[file name, bytes], ...]`.
+    #[wasm_bindgen(js_name = unloadedShards)]
+    pub fn unloaded_shards(&self) -> Result<JsValue, JsError> {
+        to_js(&self.engine.bundle().unloaded_shards())
+    }
+
     /// The shards `ask(question, vector)` needs that are not loaded yet.
     #[wasm_bindgen(js_name = askMissing)]
     pub fn ask_missing(&self, question: &str, vector: Option<Vec<f32>>) -> Vec<String> {
