@@ -16,7 +16,7 @@ if [ ${#corpora[@]} -eq 0 ]; then
 fi
 
 secs() { python3 -c "import sys; print(f'{float(sys.argv[1]):.1f}')" "$1"; }
-echo "| corpus | pages | chunks | cold build s | ms/chunk | peak RSS MiB | rebuild, 1 page edited s | rebuild, no change s | bundle KiB | text | postings | vectors+graph | bytes/chunk | gzipped KiB |"
+echo "| corpus | pages | chunks | cold build s | ms/chunk | peak RSS MiB | rebuild, 1 page edited s | rebuild, no change s | bundle KiB | text | postings | vectors | bytes/chunk | gzipped KiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for c in "${corpora[@]}"; do
   [ -d "$c" ] || { echo "skipping $c (missing)" >&2; continue; }

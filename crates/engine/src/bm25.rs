@@ -69,7 +69,8 @@ pub(crate) struct Want {
 pub(crate) struct WantSet {
     pub(crate) terms: std::collections::BTreeSet<usize>,
     pub(crate) text: std::collections::BTreeSet<usize>,
-    pub(crate) vectors: bool,
+    pub(crate) centroids: bool,
+    pub(crate) vectors: std::collections::BTreeSet<usize>,
 }
 
 impl Want {
@@ -79,12 +80,15 @@ impl Want {
     pub(crate) fn text_block(&self, b: usize) {
         self.inner.borrow_mut().text.insert(b);
     }
-    pub(crate) fn vectors(&self) {
-        self.inner.borrow_mut().vectors = true;
+    pub(crate) fn centroids(&self) {
+        self.inner.borrow_mut().centroids = true;
+    }
+    pub(crate) fn vector_part(&self, p: usize) {
+        self.inner.borrow_mut().vectors.insert(p);
     }
     pub(crate) fn is_empty(&self) -> bool {
         let w = self.inner.borrow();
-        w.terms.is_empty() && w.text.is_empty() && !w.vectors
+        w.terms.is_empty() && w.text.is_empty() && !w.centroids && w.vectors.is_empty()
     }
     pub(crate) fn take(&self) -> WantSet {
         std::mem::take(&mut *self.inner.borrow_mut())

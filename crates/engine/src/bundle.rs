@@ -13,7 +13,8 @@
 //!
 //! The meta part describes every shard (its kind, key or chunk range, xxh3 hash and length):
 //! term blocks (BM25 postings by key range), text blocks (chunks and their pages by chunk
-//! range) and the vectors. The single file carries every shard inline; the split form
+//! range), and the vectors: one partition, or for large bundles k-means partitions and their
+//! centroids (an inverted file). The single file carries every shard inline; the split form
 //! ([`Bundle::to_split`]) is the same file with none inline plus one file per shard named
 //! `kind-<hash>.bin`, so a browser fetches only the shards a query needs
 //! ([`Bundle::add_shard`]) and hosts can cache them forever. Bundles are written by
@@ -29,7 +30,7 @@ use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -131,6 +132,7 @@ pub(crate) struct ShardRef {
 pub(crate) enum ShardKind {
     Terms,
     Text,
+    Centroids,
     Vectors,
 }
 
@@ -139,6 +141,7 @@ impl ShardKind {
         match self {
             ShardKind::Terms => "terms",
             ShardKind::Text => "text",
+            ShardKind::Centroids => "centroids",
             ShardKind::Vectors => "vectors",
         }
     }
@@ -163,8 +166,12 @@ pub(crate) struct Meta {
     pub(crate) term_blocks: Vec<(String, u32, ShardRef)>,
     /// Text blocks: first chunk, shard.
     pub(crate) text_blocks: Vec<(u32, ShardRef)>,
-    /// The vector index.
-    pub(crate) vectors: ShardRef,
+    /// The centroids of the vector partitions (none when there is one partition).
+    pub(crate) centroids: Option<ShardRef>,
+    /// The vector partitions.
+    pub(crate) vectors: Vec<ShardRef>,
+    /// Partitions a query vector reads (the nearest centroids').
+    pub(crate) vector_probe: u32,
 }
 
 /// A text block: chunks `first..next block's first`, and the pages they belong to.
@@ -207,10 +214,9 @@ pub struct Bundle {
     /// Placeholders (empty text) until the chunk's text block is loaded.
     pub(crate) chunks: Vec<Chunk>,
     pub(crate) lexical: LexicalIndex,
-    /// Empty until the vector shard is loaded.
+    /// Partitions arrive one by one in a split bundle.
     pub(crate) vectors: VectorIndex,
     text_loaded: Vec<bool>,
-    vectors_loaded: bool,
 }
 
 /// Encoded size of each part, for build summaries and benchmarks.
@@ -224,8 +230,8 @@ pub struct PartSizes {
     pub text: usize,
     /// Term blocks: terms and BM25 postings.
     pub postings: usize,
-    /// int8 vectors and the HNSW graph.
-    pub vectors_and_graph: usize,
+    /// int8 vectors in their partitions, and the centroids.
+    pub vectors: usize,
     /// Number of shards.
     pub shards: usize,
     /// The whole single file.
@@ -331,7 +337,9 @@ impl Bundle {
                 .into_iter()
                 .map(|c| (c, ShardRef::default()))
                 .collect(),
-            vectors: ShardRef::default(),
+            centroids: (vectors.partition_count() > 1).then(ShardRef::default),
+            vectors: vec![ShardRef::default(); vectors.partition_count()],
+            vector_probe: vectors.probe(),
         };
         let mut bundle = Bundle::unloaded(header, meta)?;
         let n = bundle.text_loaded.len();
@@ -340,7 +348,6 @@ impl Bundle {
         bundle.text_loaded = vec![true; n];
         bundle.lexical = lexical;
         bundle.vectors = vectors;
-        bundle.vectors_loaded = true;
         bundle.check_consistency()?;
         // Fill in the shard table, so the meta describes the shards as written.
         let (meta, _) = bundle.encode_shards()?;
@@ -420,9 +427,24 @@ impl Bundle {
                 });
             }
         }
+        let parts = meta.vectors.len();
+        if parts == 0
+            || (parts > 1) != meta.centroids.is_some()
+            || meta.vector_probe == 0
+            || meta.vector_probe as usize > parts
+            || parts > chunks.max(1) as usize
+        {
+            return bad("the vector partition table is malformed");
+        }
         let text_loaded = vec![false; meta.text_blocks.len()];
         Ok(Bundle {
-            vectors: VectorIndex::empty(header.model.dim),
+            vectors: VectorIndex::unloaded(
+                header.quantization,
+                header.model.dim,
+                chunks,
+                meta.vector_probe,
+                parts,
+            ),
             header,
             meta,
             page_ends,
@@ -430,7 +452,6 @@ impl Bundle {
             chunks: chunk_list,
             lexical,
             text_loaded,
-            vectors_loaded: false,
         })
     }
 
@@ -492,13 +513,31 @@ impl Bundle {
         self.chunks.get(id as usize)
     }
 
-    /// The vectors if loaded; otherwise the shard is added to `want`.
-    pub(crate) fn vectors_or_want(&self, want: &crate::bm25::Want) -> Option<&VectorIndex> {
-        if !self.vectors_loaded {
-            want.vectors();
-            return None;
+    /// The vector partitions a query reads (every one with `all`, else the nearest centroids'),
+    /// once all are loaded; otherwise what is missing is added to `want`.
+    pub(crate) fn vector_probes(
+        &self,
+        query: &[f32],
+        all: bool,
+        want: &crate::bm25::Want,
+    ) -> Option<Vec<usize>> {
+        let probes = if all {
+            self.vectors.all_partitions()
+        } else {
+            match self.vectors.probes(query) {
+                Some(p) => p,
+                None => {
+                    want.centroids();
+                    return None;
+                }
+            }
+        };
+        let lacking = self.vectors.lacking(&probes);
+        if lacking.is_empty() {
+            return Some(probes);
         }
-        Some(&self.vectors)
+        lacking.into_iter().for_each(|p| want.vector_part(p));
+        None
     }
 
     /// A chunk's link: its page's URL with the section anchor.
@@ -511,7 +550,8 @@ impl Bundle {
         }
     }
 
-    /// The vector index (int8 vectors and their graph); empty until its shard is loaded.
+    /// The vector index (int8 vectors in partitions); a partition is empty until its shard is
+    /// loaded.
     pub fn vectors(&self) -> &VectorIndex {
         &self.vectors
     }
@@ -522,7 +562,9 @@ impl Bundle {
 
     /// Every shard is loaded.
     pub fn is_complete(&self) -> bool {
-        self.vectors_loaded && self.text_loaded.iter().all(|&l| l) && self.lexical.is_complete()
+        self.vectors.is_complete()
+            && self.text_loaded.iter().all(|&l| l)
+            && self.lexical.is_complete()
     }
 
     /// Identifies the term list (a query table is fitted to it).
@@ -565,7 +607,8 @@ impl Bundle {
             .filter(|&(kind, i, _)| match kind {
                 ShardKind::Terms => self.lexical.shards[i].is_none(),
                 ShardKind::Text => !self.text_loaded[i],
-                ShardKind::Vectors => !self.vectors_loaded,
+                ShardKind::Centroids => !self.vectors.centroids_loaded(),
+                ShardKind::Vectors => !self.vectors.partition_loaded(i),
             })
             .map(|(k, _, r)| (Self::shard_name(k, r), r.len))
             .collect()
@@ -586,9 +629,15 @@ impl Bundle {
                     .map(|b| Self::shard_name(ShardKind::Text, b.1)),
             )
             .collect();
-        if want.vectors && !self.vectors_loaded {
-            out.push(Self::shard_name(ShardKind::Vectors, m.vectors));
+        if let (true, Some(c)) = (want.centroids, m.centroids) {
+            out.push(Self::shard_name(ShardKind::Centroids, c));
         }
+        out.extend(
+            want.vectors
+                .iter()
+                .filter_map(|&p| m.vectors.get(p))
+                .map(|&r| Self::shard_name(ShardKind::Vectors, r)),
+        );
         out.dedup();
         out
     }
@@ -642,19 +691,14 @@ impl Bundle {
                 let s: TextShard = postcard::from_bytes(bytes).map_err(dec)?;
                 self.install_text(index, s)?;
             }
+            ShardKind::Centroids => self.vectors.install_centroids(bytes)?,
             ShardKind::Vectors => {
-                if self.vectors_loaded {
-                    return Ok(());
+                self.vectors.install_partition(index, bytes)?;
+                // No chunk may be in two partitions (nor, once all are in, in none).
+                if let Err(e) = self.vectors.validate() {
+                    self.vectors.unload_partition(index);
+                    return Err(e);
                 }
-                let v: VectorIndex = postcard::from_bytes(bytes).map_err(dec)?;
-                if v.dim != self.header.model.dim {
-                    return Err(Error::Inconsistent(
-                        "vector dimension differs from the model's".into(),
-                    ));
-                }
-                v.validate(self.header.chunks as usize)?;
-                self.vectors = v;
-                self.vectors_loaded = true;
             }
         }
         Ok(())
@@ -725,9 +769,13 @@ impl Bundle {
             meta.text_blocks[b].1 = shard_ref(&bytes);
             shards.push(bytes);
         }
-        let bytes = encode(&self.vectors)?;
-        meta.vectors = shard_ref(&bytes);
-        shards.push(bytes);
+        let (centroids, parts) = self.vectors.encode_parts()?;
+        if let Some(bytes) = centroids {
+            meta.centroids = Some(shard_ref(&bytes));
+            shards.push(bytes);
+        }
+        meta.vectors = parts.iter().map(|b| shard_ref(b)).collect();
+        shards.extend(parts);
         Ok((meta, shards))
     }
 
@@ -844,7 +892,7 @@ impl Bundle {
                 self.lexical.validate_shard(b, s)?;
             }
         }
-        self.vectors.validate(self.chunks.len())?;
+        self.vectors.validate()?;
         if h.terms as usize != self.lexical.num_terms() {
             return bad("term count differs from the header".into());
         }
@@ -863,15 +911,15 @@ impl Bundle {
         let sum = |r: std::ops::Range<usize>| shards[r].iter().map(Vec::len).sum::<usize>();
         let postings = sum(0..nt);
         let text = sum(nt..nt + nx);
-        let vectors_and_graph = sum(nt + nx..shards.len());
+        let vectors = sum(nt + nx..shards.len());
         PartSizes {
             header,
             meta: meta_len,
             text,
             postings,
-            vectors_and_graph,
+            vectors,
             shards: shards.len(),
-            total: PREFIX_LEN + header + meta_len + text + postings + vectors_and_graph,
+            total: PREFIX_LEN + header + meta_len + text + postings + vectors,
         }
     }
 }
@@ -883,7 +931,13 @@ fn shard_refs_of(m: &Meta) -> Vec<(ShardKind, usize, ShardRef)> {
     terms
         .map(|(i, b)| (ShardKind::Terms, i, b.2))
         .chain(text.map(|(i, b)| (ShardKind::Text, i, b.1)))
-        .chain(std::iter::once((ShardKind::Vectors, 0, m.vectors)))
+        .chain(m.centroids.map(|c| (ShardKind::Centroids, 0, c)))
+        .chain(
+            m.vectors
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| (ShardKind::Vectors, i, r)),
+        )
         .collect()
 }
 

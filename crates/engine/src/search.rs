@@ -241,41 +241,30 @@ impl Engine {
         self.bundle
     }
 
-    /// Dense hits for a query vector: a scan for bundles up to
-    /// [`EXACT_SCAN_MAX`](crate::EXACT_SCAN_MAX) chunks, the HNSW graph beyond.
-    fn vector(&self, query_vector: &[f32], k: usize, want: &Want) -> Vec<VectorHit> {
-        let Some(v) = self.bundle.vectors_or_want(want) else {
-            return Vec::new();
-        };
-        if query_vector.len() != v.dim as usize {
-            return Vec::new();
-        }
-        v.search(query_vector, k)
-    }
-
-    /// Dense hits among the chunks `keep` accepts, by an exact scan.
-    fn vector_in(
+    /// Dense hits for a query vector among the chunks `keep` accepts, and the partitions
+    /// read: the nearest centroids' partitions, or every partition for a search restricted to
+    /// some pages (the nearest chunks overall may all be out of scope, so the scan is exact).
+    fn vector(
         &self,
         query_vector: &[f32],
         k: usize,
-        keep: &dyn Fn(u32) -> bool,
+        keep: Option<&dyn Fn(u32) -> bool>,
         want: &Want,
-    ) -> Vec<VectorHit> {
-        let Some(v) = self.bundle.vectors_or_want(want) else {
-            return Vec::new();
+    ) -> (Vec<VectorHit>, Vec<usize>) {
+        if query_vector.len() != self.bundle.header.model.dim as usize {
+            return (Vec::new(), Vec::new());
+        }
+        let Some(probes) = self
+            .bundle
+            .vector_probes(query_vector, keep.is_some(), want)
+        else {
+            return (Vec::new(), Vec::new());
         };
-        let mut hits: Vec<VectorHit> = (0..self.bundle.header.chunks)
-            .filter(|&c| keep(c))
-            .filter_map(|chunk| {
-                Some(VectorHit {
-                    chunk,
-                    cosine: v.cosine(query_vector, chunk)?,
-                })
-            })
-            .collect();
-        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.chunk.cmp(&b.chunk)));
-        hits.truncate(k);
-        hits
+        let hits =
+            self.bundle
+                .vectors()
+                .search_in(query_vector, &probes, keep.unwrap_or(&|_| true), k);
+        (hits, probes)
     }
 
     /// Runs a search. Without a query vector, hybrid and vector modes fall back to keyword.
@@ -388,13 +377,11 @@ impl Engine {
         // What a split bundle lacks is collected on the way; the search stops at the first
         // step that lacks something and names it.
         let want = Want::default();
-        let dense = match (mode, query_vector) {
-            (Mode::Keyword, _) | (_, None) => Vec::new(),
+        let (dense, probes) = match (mode, query_vector) {
+            (Mode::Keyword, _) | (_, None) => (Vec::new(), Vec::new()),
             (_, Some(q)) => match scope {
-                Scope::All => self.vector(q, FUSION_DEPTH.max(k), &want),
-                // A graph walk would find the nearest chunks and then drop those out of
-                // scope; the chunks in scope are scanned instead, so none is missed.
-                Scope::Pages(_) => self.vector_in(q, FUSION_DEPTH.max(k), &in_scope, &want),
+                Scope::All => self.vector(q, FUSION_DEPTH.max(k), None, &want),
+                Scope::Pages(_) => self.vector(q, FUSION_DEPTH.max(k), Some(&in_scope), &want),
             },
         };
         let (keyword, keyword_bound) = if mode != Mode::Vector {
@@ -424,7 +411,9 @@ impl Engine {
             (Mode::Hybrid, Some(q)) if !matches!(fusion, Fusion::Rrf { .. }) => keyword
                 .iter()
                 .filter(|(c, _)| !vs.contains_key(c))
-                .filter_map(|&(c, _)| Some((c, vectors.cosine(q, c)?)))
+                // Only the partitions the query read: the same query ranks the same whatever
+                // else a reader's browser has loaded.
+                .filter_map(|&(c, _)| Some((c, vectors.cosine_in(q, &probes, c)?)))
                 .collect(),
             _ => HashMap::new(),
         };

@@ -35,17 +35,30 @@ fn good() -> Bundle {
         }
     }
     let mut b = w.finish((0..48).map(unit).collect()).unwrap();
-    // Small bundles scan a flat list; give this one the graph large bundles get.
+    // Small bundles keep one partition; give this one the partitions large bundles get.
     let mut vecs: Vec<Vec<f32>> = (0..48).map(unit).collect();
-    vecs[47] = vecs[46].clone(); // and a group of identical sections
-    b.vectors = crate::vector::VectorIndex::with_graph(&vecs, DIM);
+    vecs[47] = vecs[46].clone(); // and identical sections
+    b.vectors = crate::vector::VectorIndex::with_partitions(&vecs, DIM, 6);
+    b.vectors.set_probe(2);
+    b.meta.centroids = Some(Default::default());
+    b.meta.vectors = vec![Default::default(); b.vectors.partition_count()];
+    b.meta.vector_probe = 2;
     b
 }
 
 fn flat() -> Bundle {
     let mut b = good();
     b.vectors = crate::vector::VectorIndex::build(&(0..48).map(unit).collect::<Vec<_>>(), DIM);
+    b.meta.centroids = None;
+    b.meta.vectors = vec![Default::default()];
+    b.meta.vector_probe = 1;
     b
+}
+
+/// Edits vector partition `p`'s chunk list and vectors.
+fn edit_part(b: &mut Bundle, p: usize, f: impl FnOnce(&mut Vec<u32>, &mut Vec<i8>)) {
+    let part = b.vectors.partition_mut(p).expect("partition");
+    f(&mut part.chunks, &mut part.vectors);
 }
 
 /// Encodes (the checksum is made valid by `to_bytes`), reads back and searches every mode.
@@ -58,8 +71,7 @@ fn read_and_search(b: &Bundle) -> bool {
         Ok(b) => {
             let e = Engine::new(b);
             let q = unit(7);
-            // Small bundles scan; walk the graph too, as bundles over EXACT_SCAN_MAX do.
-            let _ = e.bundle().vectors().search_graph(&q, 10);
+            let _ = e.bundle().vectors().search_exact(&q, 10);
             for mode in Mode::ALL {
                 for text in [
                     "cache",
@@ -102,65 +114,48 @@ const DAMAGES: &[(&str, Damage)] = &[
     ("chunk of a missing page", |b| {
         b.chunks[5].page = 99;
     }),
-    ("graph value past the chunk count", |b| {
-        b.vectors.edit_graph(|g| g.values[0] = 4000);
+    ("a partition chunk past the chunk count", |b| {
+        edit_part(b, 0, |c, _| *c.last_mut().unwrap() = 4000);
     }),
-    ("more points than values", |b| {
-        b.vectors
-            .edit_graph(|g| g.values.pop().map(|_| ()).unwrap_or(()));
+    ("a partition's chunks out of order", |b| {
+        edit_part(b, 0, |c, _| c.reverse());
     }),
-    ("first layer shorter than the points", |b| {
-        b.vectors.edit_graph(|g| {
-            g.hnsw.zero.pop();
+    ("a partition one vector short", |b| {
+        edit_part(b, 1, |_, v| v.truncate(v.len() - DIM));
+    }),
+    ("a chunk in two partitions", |b| {
+        let first = b.vectors.partition_mut(0).unwrap().chunks[0];
+        edit_part(b, 1, |c, v| {
+            c.push(first);
+            c.sort_unstable();
+            v.extend([0; DIM]);
         });
     }),
-    ("neighbour past the points", |b| {
-        b.vectors.edit_graph(|g| g.hnsw.zero[3].0[0] = 10_000);
-    }),
-    ("upper-layer neighbour past its layer", |b| {
-        b.vectors.edit_graph(|g| {
-            if g.hnsw.layers.is_empty() {
-                g.hnsw.layers.push(Vec::new());
-            }
-            let layer = &mut g.hnsw.layers[0];
-            if layer.is_empty() {
-                layer.push(crate::vector::shape::Ids(vec![
-                    crate::vector::shape::INVALID;
-                    32
-                ]));
-            }
-            let len = layer.len() as u32;
-            layer[0].0[0] = len + 5;
+    ("a chunk in no partition", |b| {
+        edit_part(b, 0, |c, v| {
+            c.pop();
+            v.truncate(v.len() - DIM);
         });
     }),
-    ("absurd search width", |b| {
-        b.vectors.edit_graph(|g| g.hnsw.ef_search = usize::MAX);
+    ("centroids of the wrong size", |b| {
+        b.vectors.centroids_mut().unwrap().0.push(1);
+    }),
+    ("more probes than partitions", |b| {
+        b.meta.vector_probe = 99;
     }),
     ("term count differs from the header", |b| {
         b.header.terms += 1;
     }),
-    ("a chunk in two groups", |b| {
-        b.vectors.edit_lists(|_, g| g.unwrap()[0].push(5));
-    }),
-    ("a chunk in no group", |b| {
-        b.vectors.edit_lists(|_, g| {
-            g.unwrap()
-                .last_mut()
-                .unwrap()
-                .pop()
-                .map(|_| ())
-                .unwrap_or(())
-        });
-    }),
     ("a flat index missing a vector", |b| {
         *b = flat();
-        b.vectors.edit_lists(|v, _| {
-            v.unwrap().pop();
+        edit_part(b, 0, |c, v| {
+            c.pop();
+            v.truncate(v.len() - DIM);
         });
     }),
     ("a flat vector of the wrong length", |b| {
         *b = flat();
-        b.vectors.edit_lists(|v, _| v.unwrap()[3].0.push(1));
+        edit_part(b, 0, |_, v| v.push(1));
     }),
 ];
 
@@ -211,22 +206,25 @@ fn random_structural_damage_never_panics() {
                     let i = (r >> 8) as usize % b.chunks.len();
                     b.chunks[i].page = (r >> 40) as u32 % 10;
                 }
-                4 => b.vectors.edit_graph(|g| {
-                    let i = (r >> 8) as usize % g.values.len();
-                    g.values[i] = (r >> 40) as u32 % 64;
-                }),
-                5 => b.vectors.edit_graph(|g| {
-                    let i = (r >> 8) as usize % g.hnsw.zero.len();
-                    let j = (r >> 24) as usize % 64;
-                    g.hnsw.zero[i].0[j] = (r >> 40) as u32 % 64;
-                }),
-                6 => b.vectors.edit_graph(|g| {
-                    if let Some(layer) = g.hnsw.layers.first_mut() {
-                        if let Some(node) = layer.first_mut() {
-                            node.0[(r >> 8) as usize % 32] = (r >> 40) as u32 % 64;
-                        }
-                    }
-                }),
+                4 => {
+                    let p = (r >> 8) as usize % b.vectors.partition_count();
+                    edit_part(&mut b, p, |c, _| {
+                        let i = (r >> 24) as usize % c.len();
+                        c[i] = (r >> 40) as u32 % 64;
+                    });
+                }
+                5 => {
+                    let p = (r >> 8) as usize % b.vectors.partition_count();
+                    edit_part(&mut b, p, |_, v| {
+                        let i = (r >> 24) as usize % v.len();
+                        v[i] = (r >> 40) as i8;
+                    });
+                }
+                6 => {
+                    let c = &mut b.vectors.centroids_mut().unwrap().0;
+                    let i = (r >> 8) as usize % c.len();
+                    c[i] = (r >> 40) as i8;
+                }
                 _ => {
                     let i = (r >> 8) as usize % b.chunks.len();
                     b.chunks[i].text = "x".repeat((r >> 40) as usize % 300);

@@ -1,17 +1,20 @@
-//! Dense retrieval: int8 chunk vectors and the HNSW graph over them (instant-distance).
+//! Dense retrieval: int8 chunk vectors in partitions (an inverted file over k-means centroids).
 //!
 //! Vectors are unit length, so cosine is a dot product. Components of MiniLM vectors rarely pass
 //! +-0.25, so the scale is chosen from the data rather than mapping +-1 to +-127; that keeps far
 //! more precision per byte.
+//!
+//! Small bundles keep every vector in one partition, scanned in full. Large ones cluster the
+//! vectors (spherical k-means) and keep each cluster in its own partition, with the centroids
+//! apart: a query reads the centroids, then only the partitions of the nearest few, so a browser
+//! fetches a few hundred kilobytes of vectors whatever the site's size, and a search scans a few
+//! thousand vectors. Each partition is a shard of a split bundle.
 
-use instant_distance::{Builder, HnswMap, Search};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-// HNSW build parameters; the seed makes graphs reproducible.
-const EF_CONSTRUCTION: usize = 100;
-const EF_SEARCH: usize = 100;
+// Seeds the k-means start, so the same vectors give the same partitions.
 const SEED: u64 = 0x004c_414e_5445_524e;
 
 /// How float components map to int8: `q = round(x * scale)`, clamped to +-127.
@@ -58,7 +61,12 @@ impl Quantization {
     /// Cosine between a float query and a quantized vector (asymmetric: the query keeps its
     /// precision).
     pub fn cosine_f32(&self, query: &[f32], v: &Vector) -> f32 {
-        let s: f32 = query.iter().zip(&v.0).map(|(q, &x)| q * x as f32).sum();
+        self.cosine_f32_raw(query, &v.0)
+    }
+
+    /// [`Quantization::cosine_f32`] over a stored slice.
+    pub(crate) fn cosine_f32_raw(&self, query: &[f32], v: &[i8]) -> f32 {
+        let s: f32 = query.iter().zip(v).map(|(q, &x)| q * x as f32).sum();
         s / self.scale
     }
 }
@@ -78,41 +86,45 @@ impl Vector {
     }
 }
 
-impl instant_distance::Point for Vector {
-    /// Any decreasing function of the dot product orders neighbours the same; the scale is
-    /// applied when results are reported.
-    fn distance(&self, other: &Self) -> f32 {
-        -(self.dot(other) as f32)
-    }
+/// Up to this many chunks the vectors are one partition, scanned in full: measured on real
+/// MiniLM vectors (BENCHMARKS.md), a scan costs about 1 ms at 4k chunks with perfect recall, and
+/// the whole list (about 1.5 MB) is what a first meaning search fetches.
+pub const PARTITION_ABOVE: usize = 4096;
+/// Vectors per partition on average, once partitioned: a partition is about 100 KB.
+const PARTITION_SIZE: usize = 256;
+/// k-means trains on about this many vectors per centroid (a strided sample).
+const SAMPLE_PER_CENTROID: usize = 48;
+const KMEANS_ROUNDS: usize = 12;
+/// Partitions a query reads by default: the nearest this many centroids (measured in
+/// bench/scale.sh for recall@10 against an exact scan).
+pub const DEFAULT_PROBE: u32 = 8;
+
+/// One partition: chunk ids, ascending, and their vectors, `dim` bytes each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Partition {
+    pub(crate) chunks: Vec<u32>,
+    pub(crate) vectors: Vec<i8>,
 }
 
-/// Up to this many chunks the index is a flat list scanned in full, with no graph: measured
-/// natively on real MiniLM vectors (BENCHMARKS.md), a scan costs about 0.3 ms at 1.4k chunks and
-/// 1.1 ms at 5.4k with perfect recall, while the graph's recall@10 was 0.98-0.99 and its build
-/// cost milliseconds a chunk; past ~10k the scan's cost grows faster than the graph's.
-pub const EXACT_SCAN_MAX: usize = 10_000;
+/// The centroids of a partitioned index, `dim` bytes each, quantized like the vectors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Centroids(pub(crate) Vec<i8>);
 
-/// The vector index: int8 chunk vectors, scanned in full or, for large bundles, reached through
-/// an HNSW graph.
-#[derive(Serialize, Deserialize)]
+/// Encoded centroids (when partitioned) and partitions.
+pub(crate) type EncodedParts = (Option<Vec<u8>>, Vec<Vec<u8>>);
+
+/// The vector index: int8 chunk vectors in one partition or, for large bundles, in many with
+/// their centroids. Parts of a split bundle arrive one by one; a search names what it lacks.
 pub struct VectorIndex {
     /// How the stored vectors were quantized.
     pub quantization: Quantization,
     /// Dimensions of every vector.
     pub dim: u32,
-    layout: Layout,
-}
-
-#[derive(Serialize, Deserialize)]
-enum Layout {
-    /// Every chunk's vector, by chunk id.
-    Flat(Vec<Vector>),
-    /// A graph over the distinct vectors; its values index `groups`, the chunks that share the
-    /// vector (identical sections are one point, not thousands of equal ones).
-    Graph {
-        graph: HnswMap<Vector, u32>,
-        groups: Vec<Vec<u32>>,
-    },
+    chunks: u32,
+    /// Partitions read per query.
+    probe: u32,
+    centroids: Option<Centroids>,
+    partitions: Vec<Option<Partition>>,
 }
 
 /// One dense hit.
@@ -124,325 +136,458 @@ pub struct VectorHit {
     pub cosine: f32,
 }
 
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn normalize(v: &mut [f32]) {
+    let n = dot_f32(v, v).sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+/// A small xorshift generator: k-means needs reproducible choices, not good randomness.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The nearest centroid (largest dot product) of a vector.
+fn nearest(v: &[f32], centroids: &[Vec<f32>]) -> usize {
+    let mut best = (0, f32::NEG_INFINITY);
+    for (i, c) in centroids.iter().enumerate() {
+        let d = dot_f32(v, c);
+        if d > best.1 {
+            best = (i, d);
+        }
+    }
+    best.0
+}
+
+/// Spherical k-means over unit vectors: k-means++ start on a strided sample, then rounds of
+/// assignment and mean, centroids kept unit length. Single-threaded and seeded: the same input
+/// gives the same centroids.
+fn kmeans(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<f32>> {
+    let stride = (vectors.len() / (k * SAMPLE_PER_CENTROID)).max(1);
+    let sample: Vec<&[f32]> = vectors.iter().step_by(stride).map(Vec::as_slice).collect();
+    let k = k.min(sample.len()).max(1);
+    let mut rng = Rng(SEED);
+    let mut centroids: Vec<Vec<f32>> =
+        vec![sample[(rng.next() % sample.len() as u64) as usize].to_vec()];
+    // Distance to the nearest chosen centroid, 1 - cosine.
+    let mut dist: Vec<f64> = sample
+        .iter()
+        .map(|v| (1.0 - dot_f32(v, &centroids[0]) as f64).max(0.0))
+        .collect();
+    while centroids.len() < k {
+        let total: f64 = dist.iter().map(|d| d * d).sum();
+        let pick = if total > 0.0 {
+            let mut target = rng.unit() * total;
+            let mut pick = sample.len() - 1;
+            for (i, d) in dist.iter().enumerate() {
+                target -= d * d;
+                if target <= 0.0 {
+                    pick = i;
+                    break;
+                }
+            }
+            pick
+        } else {
+            (rng.next() % sample.len() as u64) as usize
+        };
+        let c = sample[pick].to_vec();
+        for (d, v) in dist.iter_mut().zip(&sample) {
+            *d = d.min((1.0 - dot_f32(v, &c) as f64).max(0.0));
+        }
+        centroids.push(c);
+    }
+    let dim = centroids[0].len();
+    for _ in 0..KMEANS_ROUNDS {
+        let mut sums = vec![vec![0f32; dim]; k];
+        let mut counts = vec![0usize; k];
+        for v in &sample {
+            let c = nearest(v, &centroids);
+            counts[c] += 1;
+            sums[c].iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
+        }
+        for (c, (mut s, n)) in sums.into_iter().zip(counts).enumerate() {
+            // An empty cluster keeps its centroid; it is dropped if nothing is assigned at the end.
+            if n > 0 {
+                normalize(&mut s);
+                centroids[c] = s;
+            }
+        }
+    }
+    centroids
+}
+
 impl VectorIndex {
-    /// An index with no vectors (a split bundle's, until its vector shard is loaded).
-    pub(crate) fn empty(dim: u32) -> Self {
+    /// An index of a split bundle with none of its parts loaded.
+    pub(crate) fn unloaded(
+        quantization: Quantization,
+        dim: u32,
+        chunks: u32,
+        probe: u32,
+        partitions: usize,
+    ) -> Self {
         VectorIndex {
-            quantization: Quantization { scale: 127.0 },
+            quantization,
             dim,
-            layout: Layout::Flat(Vec::new()),
+            chunks,
+            probe,
+            centroids: None,
+            partitions: vec![None; partitions],
         }
     }
 
-    /// Builds the index for chunk vectors (`vectors[i]` is chunk `i`'s): flat up to
-    /// [`EXACT_SCAN_MAX`] chunks, a graph beyond.
+    /// Builds the index for chunk vectors (`vectors[i]` is chunk `i`'s, unit length): one
+    /// partition up to [`PARTITION_ABOVE`] chunks, k-means partitions of about
+    /// [`PARTITION_SIZE`] beyond.
     pub fn build(vectors: &[Vec<f32>], dim: usize) -> Self {
-        if vectors.len() <= EXACT_SCAN_MAX {
-            let quantization = Quantization::fit(vectors.iter().map(|v| v.as_slice()));
-            let flat = vectors.iter().map(|v| quantization.quantize(v)).collect();
-            VectorIndex {
+        let k = if vectors.len() <= PARTITION_ABOVE {
+            1
+        } else {
+            vectors.len().div_ceil(PARTITION_SIZE)
+        };
+        Self::with_partitions(vectors, dim, k)
+    }
+
+    /// Builds the index with about `k` partitions whatever the size (1: one flat list).
+    pub fn with_partitions(vectors: &[Vec<f32>], dim: usize, k: usize) -> Self {
+        let quantization = Quantization::fit(vectors.iter().map(|v| v.as_slice()));
+        let quantize = |v: &[f32]| quantization.quantize(v).0;
+        if k <= 1 || vectors.len() <= 1 {
+            return VectorIndex {
                 quantization,
                 dim: dim as u32,
-                layout: Layout::Flat(flat),
+                chunks: vectors.len() as u32,
+                probe: 1,
+                centroids: None,
+                partitions: vec![Some(Partition {
+                    chunks: (0..vectors.len() as u32).collect(),
+                    vectors: vectors.iter().flat_map(|v| quantize(v)).collect(),
+                })],
+            };
+        }
+        let centroids = kmeans(vectors, k);
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); centroids.len()];
+        for (i, v) in vectors.iter().enumerate() {
+            members[nearest(v, &centroids)].push(i as u32);
+        }
+        let mut kept = Vec::new();
+        let mut partitions = Vec::new();
+        for (c, chunks) in centroids.iter().zip(members) {
+            if chunks.is_empty() {
+                continue;
             }
-        } else {
-            Self::with_graph(vectors, dim)
+            kept.extend(quantize(c));
+            partitions.push(Some(Partition {
+                vectors: chunks
+                    .iter()
+                    .flat_map(|&i| quantize(&vectors[i as usize]))
+                    .collect(),
+                chunks,
+            }));
         }
-    }
-
-    /// Builds the graph layout whatever the size (for measuring it against the scan).
-    /// instant-distance inserts in parallel, which makes the graph depend on thread timing; the
-    /// caller runs this in a one-thread pool when output must be byte-stable.
-    pub fn with_graph(vectors: &[Vec<f32>], dim: usize) -> Self {
-        let quantization = Quantization::fit(vectors.iter().map(|v| v.as_slice()));
-        let mut group_of: std::collections::HashMap<Vector, u32> = Default::default();
-        let mut points = Vec::new();
-        let mut groups: Vec<Vec<u32>> = Vec::new();
-        for (chunk, v) in vectors.iter().enumerate() {
-            let q = quantization.quantize(v);
-            let g = *group_of.entry(q.clone()).or_insert_with(|| {
-                points.push(q);
-                groups.push(Vec::new());
-                groups.len() as u32 - 1
-            });
-            groups[g as usize].push(chunk as u32);
-        }
-        let ids: Vec<u32> = (0..points.len() as u32).collect();
-        let graph = Builder::default()
-            .ef_construction(EF_CONSTRUCTION)
-            .ef_search(EF_SEARCH)
-            .seed(SEED)
-            .build(points, ids);
         VectorIndex {
             quantization,
             dim: dim as u32,
-            layout: Layout::Graph { graph, groups },
+            chunks: vectors.len() as u32,
+            probe: DEFAULT_PROBE.min(partitions.len() as u32),
+            centroids: Some(Centroids(kept)),
+            partitions,
         }
     }
 
-    /// Checks what decoding cannot: every chunk present once, every id in range, vectors of the
-    /// declared length.
-    pub(crate) fn validate(&self, chunks: usize) -> Result<()> {
+    /// Partitions a query reads.
+    pub fn probe(&self) -> u32 {
+        self.probe
+    }
+
+    /// Sets how many partitions a query reads (at least one, at most all).
+    pub fn set_probe(&mut self, probe: u32) {
+        self.probe = probe.clamp(1, self.partitions.len().max(1) as u32);
+    }
+
+    /// Number of partitions.
+    pub fn partition_count(&self) -> usize {
+        self.partitions.len()
+    }
+
+    pub(crate) fn is_partitioned(&self) -> bool {
+        self.partitions.len() > 1
+    }
+
+    pub(crate) fn centroids_loaded(&self) -> bool {
+        self.centroids.is_some() || !self.is_partitioned()
+    }
+
+    pub(crate) fn partition_loaded(&self, p: usize) -> bool {
+        self.partitions.get(p).is_some_and(Option::is_some)
+    }
+
+    /// Whether every part is loaded.
+    pub(crate) fn is_complete(&self) -> bool {
+        self.centroids_loaded() && self.partitions.iter().all(Option::is_some)
+    }
+
+    /// The encoded parts: the centroids (when partitioned), then each partition.
+    pub(crate) fn encode_parts(&self) -> Result<EncodedParts> {
+        let centroids = match (&self.centroids, self.is_partitioned()) {
+            (Some(c), true) => Some(encode(c)?),
+            (None, true) => return Err(Error::Encode("the centroids are not loaded".into())),
+            _ => None,
+        };
+        let parts = self
+            .partitions
+            .iter()
+            .map(|p| match p {
+                Some(p) => encode(p),
+                None => Err(Error::Encode("a vector partition is not loaded".into())),
+            })
+            .collect::<Result<_>>()?;
+        Ok((centroids, parts))
+    }
+
+    /// Checks and installs the centroids (decoded from a shard).
+    pub(crate) fn install_centroids(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.centroids.is_some() {
+            return Ok(());
+        }
+        let c: Centroids = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        if !self.is_partitioned() || c.0.len() != self.partitions.len() * self.dim as usize {
+            return Err(Error::Inconsistent(
+                "the centroids do not match the partition table".into(),
+            ));
+        }
+        self.centroids = Some(c);
+        Ok(())
+    }
+
+    /// Checks and installs partition `p` (decoded from a shard): ids ascending and in range,
+    /// one vector of the right size each.
+    pub(crate) fn install_partition(&mut self, p: usize, bytes: &[u8]) -> Result<()> {
+        if self.partition_loaded(p) {
+            return Ok(());
+        }
+        let part: Partition =
+            postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        self.check_partition(&part)?;
+        match self.partitions.get_mut(p) {
+            Some(slot) => *slot = Some(part),
+            None => return Err(Error::Inconsistent("no such vector partition".into())),
+        }
+        Ok(())
+    }
+
+    fn check_partition(&self, part: &Partition) -> Result<()> {
+        let bad = |m: &str| Err(Error::Inconsistent(m.into()));
+        if !part.chunks.windows(2).all(|w| w[0] < w[1])
+            || part.chunks.last().is_some_and(|&c| c >= self.chunks)
+        {
+            return bad("a vector partition names chunks out of order or out of range");
+        }
+        if part.vectors.len() != part.chunks.len() * self.dim as usize {
+            return bad("a vector partition's vectors differ from its chunk list");
+        }
+        if self.is_partitioned() && part.chunks.is_empty() {
+            return bad("an empty vector partition");
+        }
+        Ok(())
+    }
+
+    /// Forgets partition `p` (one refused after loading).
+    pub(crate) fn unload_partition(&mut self, p: usize) {
+        if let Some(slot) = self.partitions.get_mut(p) {
+            *slot = None;
+        }
+    }
+
+    /// Checks what decoding cannot, on a complete index: every chunk in exactly one partition.
+    pub(crate) fn validate(&self) -> Result<()> {
         let bad = |m: &str| Err(Error::Inconsistent(m.into()));
         if !(self.quantization.scale.is_finite() && self.quantization.scale > 0.0) {
             return bad("invalid quantization scale");
         }
-        let dim = self.dim as usize;
-        match &self.layout {
-            Layout::Flat(v) => {
-                if v.len() != chunks {
-                    return bad("the number of vectors differs from the chunk count");
-                }
-                if v.iter().any(|p| p.0.len() != dim) {
-                    return bad("a vector has the wrong dimension");
+        if self.partitions.is_empty() {
+            return bad("no vector partition");
+        }
+        if let Some(c) = &self.centroids {
+            if c.0.len() != self.partitions.len() * self.dim as usize {
+                return bad("the centroids do not match the partition table");
+            }
+        }
+        let mut seen = vec![false; self.chunks as usize];
+        for part in self.partitions.iter().flatten() {
+            self.check_partition(part)?;
+            for &c in &part.chunks {
+                if std::mem::replace(&mut seen[c as usize], true) {
+                    return bad("a chunk is in two vector partitions");
                 }
             }
-            Layout::Graph { graph, groups } => {
-                self.check_graph()?;
-                if graph.values.len() != groups.len()
-                    || graph.values.iter().any(|&g| g as usize >= groups.len())
-                {
-                    return bad("vector graph names a missing group");
-                }
-                let mut seen = vec![false; chunks];
-                for &c in groups.iter().flatten() {
-                    match seen.get_mut(c as usize) {
-                        Some(s) if !*s => *s = true,
-                        _ => return bad("vector groups name a chunk twice or a missing one"),
-                    }
-                }
-                if seen.iter().any(|s| !s) || groups.iter().any(Vec::is_empty) {
-                    return bad("vector groups leave a chunk out");
-                }
-                if graph.iter().any(|(_, p)| p.0.len() != dim) {
-                    return bad("a vector has the wrong dimension");
-                }
-            }
+        }
+        if self.is_complete() && seen.iter().any(|s| !s) {
+            return bad("a chunk has no vector");
         }
         Ok(())
     }
 
-    /// The graph's own indexes (points, neighbour lists, layers) are private to
-    /// instant-distance and trusted by its search, so a crafted file could make it index out of
-    /// range. Its serde form is read back here through a mirror of that layout and every id
-    /// checked.
-    fn check_graph(&self) -> Result<()> {
-        let Layout::Graph { graph, .. } = &self.layout else {
-            return Ok(());
-        };
-        let bad = |m: String| Err(Error::Inconsistent(m));
-        let bytes = postcard::to_allocvec(graph).map_err(|e| Error::Encode(e.to_string()))?;
-        let g: shape::Map = postcard::from_bytes(&bytes)
-            .map_err(|e| Error::Decode(format!("vector graph: {e}")))?;
-        let n = g.hnsw.points.len();
-        if g.values.len() != n || g.hnsw.zero.len() != n {
-            return bad(format!(
-                "vector graph has {n} points, {} values and {} nodes",
-                g.values.len(),
-                g.hnsw.zero.len()
-            ));
-        }
-        if g.hnsw.ef_search == 0 || g.hnsw.ef_search > shape::MAX_EF {
-            return bad(format!("vector graph ef_search {}", g.hnsw.ef_search));
-        }
-        let in_range = |ids: &[u32], len: usize| {
-            ids.iter()
-                .all(|&id| id == shape::INVALID || (id as usize) < len)
-        };
-        if !g.hnsw.zero.iter().all(|node| in_range(&node.0, n)) {
-            return bad("vector graph names a missing neighbour".into());
-        }
-        let mut above = n;
-        for layer in &g.hnsw.layers {
-            // Upper layers hold the first points; each is no larger than the one below.
-            if layer.len() > above || !layer.iter().all(|node| in_range(&node.0, layer.len())) {
-                return bad("vector graph has a malformed layer".into());
-            }
-            above = layer.len();
-        }
-        Ok(())
-    }
-
-    /// Rewrites the graph through its mirror (for tests that damage it on purpose).
-    #[cfg(test)]
-    pub(crate) fn edit_graph(&mut self, f: impl FnOnce(&mut shape::Map)) {
-        let Layout::Graph { graph, .. } = &mut self.layout else {
-            panic!("no graph to edit");
-        };
-        let bytes = postcard::to_allocvec(&*graph).expect("encode");
-        let mut g: shape::Map = postcard::from_bytes(&bytes).expect("mirror");
-        f(&mut g);
-        let bytes = postcard::to_allocvec(&g).expect("encode mirror");
-        *graph = postcard::from_bytes(&bytes).expect("same layout");
-    }
-
-    /// For tests that damage the flat list or the groups on purpose.
-    #[cfg(test)]
-    pub(crate) fn edit_lists(
-        &mut self,
-        f: impl FnOnce(Option<&mut Vec<Vector>>, Option<&mut Vec<Vec<u32>>>),
-    ) {
-        match &mut self.layout {
-            Layout::Flat(v) => f(Some(v), None),
-            Layout::Graph { groups, .. } => f(None, Some(groups)),
-        }
-    }
-
-    /// Every stored vector with its chunk id.
-    pub fn vectors(&self) -> Vec<(u32, &Vector)> {
-        match &self.layout {
-            Layout::Flat(v) => v.iter().enumerate().map(|(i, p)| (i as u32, p)).collect(),
-            Layout::Graph { graph, groups } => graph
-                .iter()
-                .flat_map(|(pid, p)| {
-                    let g = graph.values[pid.into_inner() as usize] as usize;
-                    groups[g].iter().map(move |&c| (c, p))
-                })
-                .collect(),
-        }
-    }
-
-    /// Cosine between the query and one chunk's vector, where the layout can reach it directly
-    /// (flat bundles; a graph is searched, not indexed by chunk).
-    pub fn cosine(&self, query: &[f32], chunk: u32) -> Option<f32> {
-        match &self.layout {
-            Layout::Flat(v) if query.len() == self.dim as usize => v
-                .get(chunk as usize)
-                .map(|p| self.quantization.cosine_f32(query, p)),
-            _ => None,
-        }
-    }
-
-    /// Number of chunks with a vector.
+    /// Number of chunks (every chunk has a vector).
     pub fn len(&self) -> usize {
-        match &self.layout {
-            Layout::Flat(v) => v.len(),
-            Layout::Graph { groups, .. } => groups.iter().map(Vec::len).sum(),
-        }
+        self.chunks as usize
     }
 
     /// True when the index holds no vector.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.chunks == 0
     }
 
-    /// Whether searches walk a graph (large bundles) rather than scan.
-    pub fn has_graph(&self) -> bool {
-        matches!(self.layout, Layout::Graph { .. })
-    }
-
-    /// The nearest chunks: a full scan of a flat index, a graph walk otherwise.
-    pub fn search(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
-        match self.layout {
-            Layout::Flat(_) => self.search_exact(query, k),
-            Layout::Graph { .. } => self.search_graph(query, k),
+    /// The partitions a query reads: the nearest [`VectorIndex::probe`] centroids, or the one
+    /// partition; `None` until the centroids are loaded.
+    pub(crate) fn probes(&self, query: &[f32]) -> Option<Vec<usize>> {
+        if !self.is_partitioned() {
+            return Some(vec![0]);
         }
+        let c = self.centroids.as_ref()?;
+        let dim = self.dim as usize;
+        let mut order: Vec<(usize, f32)> =
+            c.0.chunks_exact(dim)
+                .map(|v| self.quantization.cosine_f32_raw(query, v))
+                .enumerate()
+                .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Some(
+            order
+                .into_iter()
+                .take(self.probe as usize)
+                .map(|(i, _)| i)
+                .collect(),
+        )
     }
 
-    /// Approximate nearest chunks by walking the graph (a flat index is scanned instead).
-    pub fn search_graph(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
-        let Layout::Graph { graph, groups } = &self.layout else {
-            return self.search_exact(query, k);
-        };
-        if groups.is_empty() {
+    /// The partitions a query reads (none until the centroids are loaded).
+    pub fn probed(&self, query: &[f32]) -> Vec<usize> {
+        self.probes(query).unwrap_or_default()
+    }
+
+    /// The partitions of `probes` not loaded yet.
+    pub(crate) fn lacking(&self, probes: &[usize]) -> Vec<usize> {
+        probes
+            .iter()
+            .copied()
+            .filter(|&p| !self.partition_loaded(p))
+            .collect()
+    }
+
+    /// The nearest chunks among the partitions `probes` (loaded ones; the caller checks
+    /// [`VectorIndex::lacking`] first), best first, ties by chunk id.
+    pub(crate) fn search_in(
+        &self,
+        query: &[f32],
+        probes: &[usize],
+        keep: &dyn Fn(u32) -> bool,
+        k: usize,
+    ) -> Vec<VectorHit> {
+        if query.len() != self.dim as usize {
             return Vec::new();
         }
-        let q = self.quantization.quantize(query);
-        let mut search = Search::default();
-        let mut hits = Vec::new();
-        for item in graph.search(&q, &mut search) {
-            let cosine = self.quantization.cosine_f32(query, item.point);
-            for &chunk in groups.get(*item.value as usize).into_iter().flatten() {
-                hits.push(VectorHit { chunk, cosine });
-            }
-            if hits.len() >= k {
-                break;
-            }
-        }
-        hits.truncate(k);
-        hits
-    }
-
-    /// Exact nearest chunks by scanning every vector.
-    pub fn search_exact(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
-        let hit = |(chunk, point): (u32, &Vector)| VectorHit {
-            chunk,
-            cosine: self.quantization.cosine_f32(query, point),
-        };
-        // The flat layout is scanned in place: this runs on every query of most bundles.
-        let mut hits: Vec<VectorHit> = match &self.layout {
-            Layout::Flat(v) => v.iter().zip(0..).map(|(p, i)| hit((i, p))).collect(),
-            Layout::Graph { .. } => self.vectors().into_iter().map(hit).collect(),
-        };
+        let dim = self.dim as usize;
+        let mut hits: Vec<VectorHit> = probes
+            .iter()
+            .filter_map(|&p| self.partitions.get(p)?.as_ref())
+            .flat_map(|part| part.chunks.iter().zip(part.vectors.chunks_exact(dim)))
+            .filter(|(&c, _)| keep(c))
+            .map(|(&chunk, v)| VectorHit {
+                chunk,
+                cosine: self.quantization.cosine_f32_raw(query, v),
+            })
+            .collect();
         hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.chunk.cmp(&b.chunk)));
         hits.truncate(k);
         hits
     }
+
+    /// Cosine between the query and one chunk's vector, if it is in one of `probes`.
+    pub(crate) fn cosine_in(&self, query: &[f32], probes: &[usize], chunk: u32) -> Option<f32> {
+        if query.len() != self.dim as usize {
+            return None;
+        }
+        let dim = self.dim as usize;
+        probes.iter().find_map(|&p| {
+            let part = self.partitions.get(p)?.as_ref()?;
+            let i = part.chunks.binary_search(&chunk).ok()?;
+            let v = part.vectors.get(i * dim..(i + 1) * dim)?;
+            Some(self.quantization.cosine_f32_raw(query, v))
+        })
+    }
+
+    /// Every partition's index (what a scan of all chunks reads).
+    pub(crate) fn all_partitions(&self) -> Vec<usize> {
+        (0..self.partitions.len()).collect()
+    }
+
+    /// The nearest chunks as the engine finds them: the probed partitions of a complete index.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
+        match self.probes(query) {
+            Some(p) => self.search_in(query, &p, &|_| true, k),
+            None => Vec::new(),
+        }
+    }
+
+    /// Exact nearest chunks by scanning every loaded partition.
+    pub fn search_exact(&self, query: &[f32], k: usize) -> Vec<VectorHit> {
+        self.search_in(query, &self.all_partitions(), &|_| true, k)
+    }
+
+    /// Every stored vector with its chunk id, by chunk id.
+    pub fn vectors(&self) -> Vec<(u32, Vector)> {
+        let dim = self.dim as usize;
+        let mut out: Vec<(u32, Vector)> = self
+            .partitions
+            .iter()
+            .flatten()
+            .flat_map(|p| {
+                p.chunks
+                    .iter()
+                    .zip(p.vectors.chunks_exact(dim))
+                    .map(|(&c, v)| (c, Vector(v.to_vec())))
+            })
+            .collect();
+        out.sort_by_key(|(c, _)| *c);
+        out
+    }
+
+    /// Vectors in each partition (for reports).
+    pub fn partition_sizes(&self) -> Vec<usize> {
+        self.partitions
+            .iter()
+            .map(|p| p.as_ref().map_or(0, |p| p.chunks.len()))
+            .collect()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn centroids_mut(&mut self) -> Option<&mut Centroids> {
+        self.centroids.as_mut()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn partition_mut(&mut self, p: usize) -> Option<&mut Partition> {
+        self.partitions.get_mut(p)?.as_mut()
+    }
 }
 
-/// A mirror of instant-distance 0.6's serialized graph, read to check it (and, in tests, to
-/// damage it).
-pub(crate) mod shape {
-    use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
-    use serde::ser::{SerializeTuple, Serializer};
-    use serde::{Deserialize, Serialize};
-
-    /// Neighbours per node on upper layers (instant-distance's `M`); the zero layer has twice.
-    const M: usize = 32;
-    /// instant-distance's invalid point id.
-    pub const INVALID: u32 = u32::MAX;
-    /// Largest search width accepted from a file.
-    pub const MAX_EF: usize = 10_000;
-
-    #[derive(Serialize, Deserialize)]
-    pub struct Map {
-        pub hnsw: Hnsw,
-        pub values: Vec<u32>,
-    }
-
-    #[derive(Serialize, Deserialize)]
-    pub struct Hnsw {
-        pub ef_search: usize,
-        pub points: Vec<Vec<i8>>,
-        pub zero: Vec<Ids<{ M * 2 }>>,
-        pub layers: Vec<Vec<Ids<M>>>,
-    }
-
-    /// A fixed-size neighbour list, serialized as a tuple.
-    pub struct Ids<const N: usize>(pub Vec<u32>);
-
-    impl<const N: usize> Serialize for Ids<N> {
-        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let mut t = s.serialize_tuple(N)?;
-            for i in 0..N {
-                t.serialize_element(&self.0.get(i).copied().unwrap_or(INVALID))?;
-            }
-            t.end()
-        }
-    }
-
-    impl<'de, const N: usize> Deserialize<'de> for Ids<N> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V<const N: usize>;
-            impl<'de, const N: usize> Visitor<'de> for V<N> {
-                type Value = Ids<N>;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    write!(f, "{N} point ids")
-                }
-                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Ids<N>, A::Error> {
-                    let mut ids = Vec::with_capacity(N);
-                    for i in 0..N {
-                        ids.push(
-                            seq.next_element()?
-                                .ok_or_else(|| A::Error::invalid_length(i, &self))?,
-                        );
-                    }
-                    Ok(Ids(ids))
-                }
-            }
-            d.deserialize_tuple(N, V::<N>)
-        }
-    }
+fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
+    postcard::to_allocvec(v).map_err(|e| Error::Encode(e.to_string()))
 }
 
 /// A seeded unit vector for tests (a small xorshift, so tests need no rand dependency).
@@ -478,51 +623,148 @@ mod tests {
         assert!((self_cos - 1.0).abs() < 0.02, "{self_cos}");
     }
 
+    /// Clustered points: `groups` random centres, each with `per` noisy members.
+    fn clustered(groups: u64, per: u64, dim: usize) -> Vec<Vec<f32>> {
+        let mut out = Vec::new();
+        for g in 0..groups {
+            let centre = unit(g + 1000, dim);
+            for i in 0..per {
+                let noise = unit(g * 7919 + i, dim);
+                let mut v: Vec<f32> = centre
+                    .iter()
+                    .zip(&noise)
+                    .map(|(c, n)| c + 0.6 * n)
+                    .collect();
+                normalize(&mut v);
+                out.push(v);
+            }
+        }
+        out
+    }
+
     #[test]
-    fn graph_and_exact_search_find_the_query_itself() {
+    fn small_indexes_are_one_partition_and_exact() {
         let vs: Vec<Vec<f32>> = (0..300).map(|i| unit(i, 64)).collect();
-        let index = VectorIndex::with_graph(&vs, 64);
-        assert!(index.has_graph());
+        let index = VectorIndex::build(&vs, 64);
+        assert_eq!(index.partition_count(), 1);
+        index.validate().unwrap();
         for probe in [0usize, 17, 299] {
-            assert_eq!(index.search_exact(&vs[probe], 1)[0].chunk, probe as u32);
-            assert_eq!(index.search_graph(&vs[probe], 1)[0].chunk, probe as u32);
+            assert_eq!(index.search(&vs[probe], 1)[0].chunk, probe as u32);
         }
+        assert_eq!(index.search(&vs[5], 300), index.search_exact(&vs[5], 300));
     }
 
     #[test]
-    fn the_graph_mirror_reads_real_graphs() {
-        for n in [0usize, 1, 40, 300] {
-            let vs: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(i, 16)).collect();
-            VectorIndex::with_graph(&vs, 16).check_graph().unwrap();
+    fn partitions_cover_every_chunk_once_and_find_near_neighbours() {
+        let vs = clustered(40, 50, 48);
+        let index = VectorIndex::with_partitions(&vs, 48, 40);
+        index.validate().unwrap();
+        assert!(index.partition_count() > 10, "{}", index.partition_count());
+        let mut all: Vec<u32> = index.vectors().iter().map(|(c, _)| *c).collect();
+        all.dedup();
+        assert_eq!(all.len(), vs.len());
+        // Every query finds itself, and most of its exact top 10, through the probed partitions.
+        let mut found = 0;
+        for q in (0..vs.len()).step_by(37) {
+            let got = index.search(&vs[q], 10);
+            assert_eq!(got[0].chunk, q as u32);
+            let exact = index.search_exact(&vs[q], 10);
+            found += got.iter().filter(|h| exact.contains(h)).count();
         }
+        let asked = vs.len().div_ceil(37) * 10;
+        assert!(found * 100 >= asked * 95, "recall {found}/{asked}");
     }
 
     #[test]
-    fn identical_vectors_share_one_point_and_all_are_found() {
-        let mut vs: Vec<Vec<f32>> = (0..50).map(|i| unit(i, 16)).collect();
-        vs.extend(std::iter::repeat_n(unit(7, 16), 500));
-        let index = VectorIndex::with_graph(&vs, 16);
-        index.validate(vs.len()).unwrap();
-        assert_eq!(index.len(), 550);
-        let hits = index.search_graph(&unit(7, 16), 600);
-        let mut chunks: Vec<u32> = hits.iter().map(|h| h.chunk).collect();
-        chunks.sort_unstable();
-        chunks.dedup();
+    fn partitioning_is_reproducible() {
+        let vs = clustered(12, 30, 32);
+        let a = VectorIndex::with_partitions(&vs, 32, 12)
+            .encode_parts()
+            .unwrap();
+        let b = VectorIndex::with_partitions(&vs, 32, 12)
+            .encode_parts()
+            .unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_partial_index_names_what_it_lacks() {
+        let vs = clustered(10, 20, 16);
+        let full = VectorIndex::with_partitions(&vs, 16, 10);
+        let (centroids, parts) = full.encode_parts().unwrap();
+        let mut idx = VectorIndex::unloaded(
+            full.quantization,
+            16,
+            vs.len() as u32,
+            full.probe(),
+            parts.len(),
+        );
+        assert_eq!(idx.probes(&vs[3]), None);
+        idx.install_centroids(&centroids.unwrap()).unwrap();
+        let probes = idx.probes(&vs[3]).unwrap();
+        assert_eq!(idx.lacking(&probes), probes);
+        for &p in &probes {
+            idx.install_partition(p, &parts[p]).unwrap();
+        }
+        assert!(idx.lacking(&probes).is_empty());
+        assert_eq!(idx.search(&vs[3], 10), full.search(&vs[3], 10));
+        assert_eq!(
+            idx.cosine_in(&vs[3], &probes, 3),
+            full.cosine_in(&vs[3], &probes, 3)
+        );
+    }
+
+    #[test]
+    fn damaged_partitions_are_refused() {
+        let vs = clustered(6, 20, 16);
+        let full = VectorIndex::with_partitions(&vs, 16, 6);
+        let (_, parts) = full.encode_parts().unwrap();
+        let fresh =
+            || VectorIndex::unloaded(full.quantization, 16, vs.len() as u32, 2, parts.len());
+        let mut part: Partition = postcard::from_bytes(&parts[0]).unwrap();
+        part.chunks.reverse();
+        let bytes = postcard::to_allocvec(&part).unwrap();
         assert!(
-            chunks.len() >= 501,
-            "every copy and the original are reachable"
+            fresh().install_partition(0, &bytes).is_err(),
+            "out of order"
+        );
+        let mut part: Partition = postcard::from_bytes(&parts[0]).unwrap();
+        part.vectors.pop();
+        let bytes = postcard::to_allocvec(&part).unwrap();
+        assert!(
+            fresh().install_partition(0, &bytes).is_err(),
+            "short vectors"
+        );
+        let mut part: Partition = postcard::from_bytes(&parts[0]).unwrap();
+        *part.chunks.last_mut().unwrap() = vs.len() as u32;
+        let bytes = postcard::to_allocvec(&part).unwrap();
+        assert!(
+            fresh().install_partition(0, &bytes).is_err(),
+            "out of range"
         );
         assert!(
-            !VectorIndex::build(&vs, 16).has_graph(),
-            "small indexes scan"
+            fresh().install_centroids(&parts[0]).is_err(),
+            "not centroids"
         );
+        assert!(fresh().install_partition(0, &[0xff; 3]).is_err(), "garbage");
+        // Two partitions claiming one chunk are caught once both are in.
+        let mut idx = fresh();
+        idx.install_partition(0, &parts[0]).unwrap();
+        let mut other: Partition = postcard::from_bytes(&parts[1]).unwrap();
+        other.chunks[0] = postcard::from_bytes::<Partition>(&parts[0]).unwrap().chunks[0];
+        other.chunks.sort_unstable();
+        if other.chunks.windows(2).all(|w| w[0] < w[1]) {
+            idx.install_partition(1, &postcard::to_allocvec(&other).unwrap())
+                .unwrap();
+            assert!(idx.validate().is_err(), "a chunk in two partitions");
+        }
     }
 
     #[test]
     fn empty_index_returns_nothing() {
-        let index = VectorIndex::with_graph(&[], 8);
-        assert!(index.search_graph(&[0.0; 8], 5).is_empty());
         let index = VectorIndex::build(&[], 8);
         assert!(index.search_exact(&[0.0; 8], 5).is_empty());
+        assert!(index.search(&[0.0; 8], 5).is_empty());
+        index.validate().unwrap();
     }
 }

@@ -22,6 +22,7 @@ pub struct BundleWriter {
     abstain_cosine: f32,
     pages: Vec<Page>,
     chunks: Vec<Chunk>,
+    partitions: Option<(usize, u32)>,
 }
 
 impl BundleWriter {
@@ -33,7 +34,16 @@ impl BundleWriter {
             abstain_cosine,
             pages: Vec::new(),
             chunks: Vec::new(),
+            partitions: None,
         }
+    }
+
+    /// Splits the vectors into about `partitions` partitions, of which a query reads the
+    /// nearest `probe`, whatever the bundle's size (by default: one partition up to
+    /// [`crate::PARTITION_ABOVE`] chunks).
+    pub fn vector_partitions(mut self, partitions: usize, probe: u32) -> Self {
+        self.partitions = Some((partitions, probe));
+        self
     }
 
     /// Adds a page in language `lang` and returns its id.
@@ -87,11 +97,9 @@ impl BundleWriter {
         &self.chunks
     }
 
-    /// Builds the BM25 postings and the vector graph and checks the result as a reader would.
-    /// `vectors[i]` is chunk `i`'s unit-length embedding.
-    ///
-    /// instant-distance inserts into the graph on the current rayon pool; run this inside a
-    /// one-thread pool when the bytes must not depend on thread timing.
+    /// Builds the BM25 postings and the vector partitions and checks the result as a reader
+    /// would. `vectors[i]` is chunk `i`'s unit-length embedding. The same input gives the same
+    /// bytes.
     pub fn finish(self, vectors: Vec<Vec<f32>>) -> Result<Bundle> {
         if vectors.len() != self.chunks.len() {
             return Err(Error::Inconsistent(format!(
@@ -125,7 +133,14 @@ impl BundleWriter {
             &analyzer,
             bm25,
         );
-        let vectors = VectorIndex::build(&vectors, dim);
+        let vectors = match self.partitions {
+            None => VectorIndex::build(&vectors, dim),
+            Some((k, probe)) => {
+                let mut v = VectorIndex::with_partitions(&vectors, dim, k);
+                v.set_probe(probe);
+                v
+            }
+        };
         let header = Header {
             model: self.model,
             quantization: vectors.quantization,
@@ -198,6 +213,55 @@ mod tests {
         assert!(partial.is_complete() && partial.unloaded_shards().is_empty());
         assert_eq!(partial.to_bytes().unwrap(), b.to_bytes().unwrap());
         assert_eq!(b.shard_files().len(), split.shards.len());
+    }
+
+    #[test]
+    fn a_partitioned_split_bundle_searches_shard_by_shard_as_the_whole() {
+        use crate::search::{Engine, Mode};
+        let mut w =
+            BundleWriter::new(ModelInfo::new("toy", "abc", 16, 16), 0.3).vector_partitions(8, 2);
+        let mut vectors = Vec::new();
+        for p in 0..20u64 {
+            let page = w.add_page(&format!("/{p}.html"), "P", "p.md", Lang::English);
+            for c in 0..10u64 {
+                w.add_chunk(page, vec![], "", &format!("topic{p} item{c} common words"));
+                vectors.push(crate::vector::unit(p * 3 + c % 2, 16));
+            }
+        }
+        let whole = w.finish(vectors.clone()).unwrap();
+        assert!(whole.vectors().partition_count() > 2);
+        let split = whole.to_split().unwrap();
+        assert!(split
+            .shards
+            .iter()
+            .any(|(n, _)| n.starts_with("centroids-")));
+        let whole = Engine::new(whole);
+        let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
+        for (q, text) in [(3usize, "topic1"), (77, "item4 common"), (150, "nothing")] {
+            let expect = whole.search(text, Some(&vectors[q]), Mode::Hybrid, 10);
+            let mut rounds = 0;
+            let got = loop {
+                let r = partial.search(text, Some(&vectors[q]), Mode::Hybrid, 10);
+                if r.missing.is_empty() {
+                    break r;
+                }
+                for name in &r.missing {
+                    let bytes = &split.shards.iter().find(|(n, _)| n == name).unwrap().1;
+                    partial.add_shard(name, bytes).unwrap();
+                }
+                rounds += 1;
+                assert!(rounds < 6, "the search keeps asking");
+            };
+            let ids = |r: &crate::search::Results| -> Vec<(u32, u32)> {
+                r.hits
+                    .iter()
+                    .map(|h| (h.chunk, h.score.to_bits()))
+                    .collect()
+            };
+            assert_eq!(ids(&got), ids(&expect), "{text}");
+        }
+        let read = partial.bundle().unloaded_shards().len();
+        assert!(read > 0, "the searches read only some partitions");
     }
 
     #[test]

@@ -304,10 +304,8 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     }
     let embed_time = embed_start.elapsed();
 
-    // Indexes. The graph is built on one thread: parallel insertion would make the bytes depend
-    // on thread timing, and bundles must be reproducible.
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-    let bundle = pool.install(|| writer.finish(vectors))?;
+    // Indexes (deterministic: the same chunks and vectors give the same bytes).
+    let bundle = writer.finish(vectors)?;
     let bytes = bundle.to_bytes()?;
     // The query table: fitted to this bundle's terms, written beside it.
     let rank = opts.config.query_table_rank;
@@ -384,10 +382,10 @@ impl std::fmt::Display for BuildReport {
         )?;
         write!(
             f,
-            "  parts: text {}, postings {}, vectors+graph {}, header {}, meta {} ({} per chunk; split into {} shards)",
+            "  parts: text {}, postings {}, vectors {}, header {}, meta {} ({} per chunk; split into {} shards)",
             human_bytes(self.sizes.text),
             human_bytes(self.sizes.postings),
-            human_bytes(self.sizes.vectors_and_graph),
+            human_bytes(self.sizes.vectors),
             human_bytes(self.sizes.header),
             human_bytes(self.sizes.meta),
             human_bytes(self.bytes / self.chunks.max(1)),

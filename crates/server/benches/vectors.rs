@@ -1,7 +1,8 @@
-//! Exact int8 scan against the HNSW graph: recall@10, latency and graph build time on real
-//! embeddings, at the bundle's size and at 4x and 16x (vectors replicated with small noise),
-//! the graph built single-threaded as `lantern build` builds it. This measurement is what
-//! decides `EXACT_SCAN_MAX` in the engine.
+//! Partitioned vector search against an exact scan, on a bundle's real vectors: for several
+//! partition sizes and probe counts, recall@10 against the exact top 10, the bytes a query reads
+//! (centroids plus its partitions, as a browser fetches them), scan latency and build time.
+//! This measurement is what decides `PARTITION_ABOVE`, the partition size and the default
+//! probe count in the engine (bench/scale.sh runs it on 16x and 64x the Rust book).
 //!
 //! cargo bench -p lantern-server --bench vectors -- BUNDLE [GOLDEN.jsonl...]   (absolute paths:
 //! cargo runs benches from the crate folder; the model from --model-dir's default rules, so set
@@ -51,72 +52,62 @@ fn main() -> anyhow::Result<()> {
 
     let index = bundle.vectors();
     let scale = index.quantization.scale;
-    let base: Vec<Vec<f32>> = index
+    let dim = index.dim as usize;
+    let vecs: Vec<Vec<f32>> = index
         .vectors()
         .into_iter()
         .map(|(_, v)| v.0.iter().map(|&x| x as f32 / scale).collect())
         .collect();
-    println!("{} queries; dim {}", qvecs.len(), index.dim);
-    println!("| vectors | build s | exact p50 ms | graph p50 ms | exact/graph | graph recall@10 |");
-    println!("|---|---|---|---|---|---|");
-    for factor in [1usize, 4, 16] {
-        let vecs = replicate(&base, factor);
+    let n = vecs.len();
+    let exact_index = VectorIndex::with_partitions(&vecs, dim, 1);
+    let mut exact_ms = Vec::new();
+    let exact: Vec<Vec<u32>> = qvecs
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            let hits = exact_index.search_exact(q, 10);
+            exact_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            hits.iter().map(|h| h.chunk).collect()
+        })
+        .collect();
+    println!(
+        "{} vectors, dim {dim}, {} queries; exact scan p50 {:.3} ms, {:.0} KiB",
+        n,
+        qvecs.len(),
+        p50(exact_ms),
+        (n * dim) as f64 / 1024.0
+    );
+    println!("| vectors per partition | partitions | build s | probe | recall@10 | KiB read p50 / max | p50 ms |");
+    println!("|---|---|---|---|---|---|---|");
+    for per in [128usize, 256, 512] {
+        let k = n.div_ceil(per);
         let t = Instant::now();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-        let idx = pool.install(|| VectorIndex::with_graph(&vecs, index.dim as usize));
+        let mut idx = VectorIndex::with_partitions(&vecs, dim, k);
         let build = t.elapsed().as_secs_f64();
-        let (mut te, mut tg, mut recall) = (Vec::new(), Vec::new(), 0.0);
-        for q in &qvecs {
-            let t = Instant::now();
-            let exact = idx.search_exact(q, 10);
-            te.push(t.elapsed().as_secs_f64() * 1000.0);
-            let t = Instant::now();
-            let graph = idx.search_graph(q, 10);
-            tg.push(t.elapsed().as_secs_f64() * 1000.0);
-            let hit = graph
-                .iter()
-                .filter(|g| exact.iter().any(|e| e.chunk == g.chunk))
-                .count();
-            recall += hit as f64 / exact.len().max(1) as f64;
+        let sizes = idx.partition_sizes();
+        for probe in [4u32, 8, 16] {
+            idx.set_probe(probe);
+            let (mut ms, mut bytes, mut recall) = (Vec::new(), Vec::new(), 0.0);
+            for (q, want) in qvecs.iter().zip(&exact) {
+                let t = Instant::now();
+                let got = idx.search(q, 10);
+                ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                let hit = got.iter().filter(|g| want.contains(&g.chunk)).count();
+                recall += hit as f64 / want.len().max(1) as f64;
+                let read: usize = idx.probed(q).iter().map(|&p| sizes[p]).sum();
+                bytes.push(((read + sizes.len()) * (dim + 2)) as f64 / 1024.0);
+            }
+            let max = bytes.iter().copied().fold(0.0, f64::max);
+            println!(
+                "| {per} | {} | {build:.1} | {probe} | {:.3} | {:.0} / {max:.0} | {:.3} |",
+                sizes.len(),
+                recall / qvecs.len() as f64,
+                p50(bytes),
+                p50(ms),
+            );
         }
-        let (pe, pg) = (p50(te), p50(tg));
-        println!(
-            "| {} | {build:.1} | {pe:.3} | {pg:.3} | {:.1}x | {:.3} |",
-            vecs.len(),
-            pe / pg,
-            recall / qvecs.len() as f64
-        );
     }
     Ok(())
-}
-
-/// `factor` copies of every vector; copies after the first get small deterministic noise so
-/// the graph sees distinct points, then are renormalized.
-fn replicate(base: &[Vec<f32>], factor: usize) -> Vec<Vec<f32>> {
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut out = Vec::with_capacity(base.len() * factor);
-    for copy in 0..factor {
-        for v in base {
-            let mut w: Vec<f32> = v
-                .iter()
-                .map(|&x| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    let noise = ((seed % 2001) as f32 / 1000.0 - 1.0) * 0.02;
-                    if copy == 0 {
-                        x
-                    } else {
-                        x + noise
-                    }
-                })
-                .collect();
-            let n = w.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-            w.iter_mut().for_each(|x| *x /= n);
-            out.push(w);
-        }
-    }
-    out
 }
 
 fn p50(mut xs: Vec<f64>) -> f64 {

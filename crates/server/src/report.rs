@@ -97,15 +97,18 @@ pub fn bundle_text(searcher: &Searcher) -> String {
     );
     let _ = writeln!(
         out,
-        "vectors     int8, scale {:.1}; abstain below cosine {:.2}",
-        h.quantization.scale, h.abstain_cosine
+        "vectors     int8, scale {:.1}; {} partition(s), a query reads {}; abstain below cosine {:.2}",
+        h.quantization.scale,
+        b.vectors().partition_count(),
+        b.vectors().probe(),
+        h.abstain_cosine
     );
     let _ = writeln!(
         out,
-        "parts       text {}, postings {}, vectors+graph {}, header {}, meta {}; {} shards",
+        "parts       text {}, postings {}, vectors {}, header {}, meta {}; {} shards",
         kib(s.text),
         kib(s.postings),
-        kib(s.vectors_and_graph),
+        kib(s.vectors),
         kib(s.header),
         kib(s.meta),
         s.shards
