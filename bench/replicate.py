@@ -6,7 +6,11 @@ sentences (chosen by a hash of r, the file, the paragraph and the sentence) and 
 pages "(volume r)", so its chunks embed to different vectors and its pages are told apart,
 while code, headings and the vocabulary stay those of real docs.
 
-usage: replicate.py SRC OUT N
+With --identical every replica is an exact copy (only the paths differ): chunks then embed to
+the same vectors, so a build reuses the embedding cache and 64 copies build in minutes, where
+64 distinct replicas take hours of embedding on two cores.
+
+usage: replicate.py SRC OUT N [--identical]
 """
 import hashlib
 import os
@@ -22,8 +26,8 @@ def keep(r, path, para, sent):
     return h[0] % 4 != 0
 
 
-def replicate(text, r, path):
-    if r == 0:
+def replicate(text, r, path, identical=False):
+    if r == 0 or identical:
         return text
     out, para, fence, first_heading = [], [], False, True
 
@@ -63,6 +67,7 @@ def replicate(text, r, path):
 
 def main():
     src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    identical = "--identical" in sys.argv[4:]
     if os.path.exists(dst):
         shutil.rmtree(dst)
     for r in range(n):
@@ -77,7 +82,7 @@ def main():
                 with open(p, encoding="utf-8", errors="replace") as fh:
                     text = fh.read()
                 with open(os.path.join(target, f), "w", encoding="utf-8") as fh:
-                    fh.write(replicate(text, r, os.path.join(rel, f)))
+                    fh.write(replicate(text, r, os.path.join(rel, f), identical))
 
 
 if __name__ == "__main__":

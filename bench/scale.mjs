@@ -1,5 +1,6 @@
-// How the first result's cost grows with the site: the Rust book at 1x, 16x and 64x (distinct
-// replicas, bench/replicate.py), Lantern and Pagefind in the same run. For each size: build
+// How the first result's cost grows with the site: the Rust book at 1x, 16x and 64x (replicas
+// by bench/replicate.py: exact copies, or distinct ones with REPLICAS=distinct, which the model
+// must embed anew: hours at 64x), Lantern and Pagefind in the same run. For each size: build
 // time and peak memory of both indexers, then in headless Chromium from a cold context, bytes
 // on the wire (page and worker requests, through a counting proxy) and ms to the first keyword
 // result of both, and to Lantern's first hybrid result with the model's files counted apart.
@@ -15,6 +16,7 @@ import { serve, browser, root, lantern as lanternBin } from '../tests/browser/ha
 const [src, work, ...rest] = process.argv.slice(2);
 const scales = rest.length ? rest.map(Number) : [1, 16, 64];
 const queries = ['ownership', 'how do I read a file'];
+const distinct = process.env.REPLICAS === 'distinct';
 
 // Peak resident memory (KiB) and seconds of a command, by GNU time.
 function timed(cmd, args) {
@@ -40,12 +42,13 @@ const isModel = (p) => p.startsWith('/model/') || /embed/.test(p);
 
 const rows = [];
 for (const n of scales) {
-  const docs = join(work, `docs-${n}`);
-  if (!existsSync(docs)) execFileSync('python3', [join(root, 'bench/replicate.py'), src, docs, String(n)]);
+  const docs = join(work, `docs-${n}${distinct ? '-distinct' : ''}`);
+  if (!existsSync(docs)) execFileSync('python3', [join(root, 'bench/replicate.py'), src, docs, String(n), ...(distinct ? [] : ['--identical'])]);
   const site = join(work, `site-${n}`);
   mkdirSync(site, { recursive: true });
   cpSync(join(root, 'out/web/lantern'), join(site, 'lantern'), { recursive: true });
-  const cache = join(work, `cache-${n}`);
+  // Copies share one cache (their chunks are the same texts); distinct replicas need their own.
+  const cache = join(work, distinct ? `cache-${n}-distinct` : 'cache-copies');
   const cold = !existsSync(cache);
   const build = timed(lanternBin, ['site', docs, '--out', site, '--title', `rust-book-${n}x`, '--cache', cache]);
   const pf = timed(join(root, 'bench/node_modules/.bin/pagefind'), ['--site', site, '--quiet']);
@@ -113,6 +116,8 @@ for (const n of scales) {
 }
 
 const kib = (b) => (b / 1024).toFixed(1);
+console.log(`Replicas: ${distinct ? 'distinct (bench/replicate.py)' : 'exact copies under other paths'}.`);
+console.log('');
 console.log('| scale | pages | chunks | Lantern build s / peak MiB | Pagefind build s / peak MiB | Lantern bundle MiB (meta KiB, vector partitions) | Pagefind index MiB |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows.filter((_, i) => i % queries.length === 0)) {

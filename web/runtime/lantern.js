@@ -90,9 +90,8 @@ export class Lantern {
     if (!this.#shardBase) return Promise.resolve(0);
     this.#prefetching ??= (async () => {
       const rest = this.#index.unloadedShards();
-      const bytes = rest.reduce((n, [, len]) => n + len, 0);
-      if (!rest.length || bytes > maxBytes) return 0;
-      await this.#fetchShards(rest.map(([name]) => name));
+      if (!rest.length || this.#index.unloadedBytes() > maxBytes) return 0;
+      await this.#fetchShards(rest);
       return rest.length;
     })();
     return this.#prefetching;

@@ -11,7 +11,7 @@ const VERSION = '__LANTERN_VERSION__';
 const STATIC = `lantern-static-${VERSION}`;
 const IMMUTABLE = 'lantern-immutable-v1';
 const HASHED = /^(.*)-[0-9a-f]{12,64}(\.[a-z0-9]+)$/;
-const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}\.bin$/;
+const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}-\d+\.bin$/;
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil((async () => {

@@ -120,11 +120,62 @@ impl Chunk {
     }
 }
 
-/// How a shard is checked: the xxh3-64 hash of its bytes (also its file name) and its length.
+/// A shard's contents as checked: the xxh3-64 hash and the length of its body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub(crate) struct ShardRef {
     pub(crate) hash: u64,
     pub(crate) len: u32,
+}
+
+/// Shards of one kind are named and checked in groups of this many consecutive blocks, so the
+/// meta part lists one hash per group rather than per shard: at 64 times the Rust book that is
+/// about 700 hashes instead of 11,000, and the meta stays a few tens of KB.
+pub(crate) const GROUP: usize = 16;
+
+/// A group of shards: the xxh3-64 hash of its members' [`ShardRef`] list (postcard), which is
+/// also in every member's file name, and the members' total length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub(crate) struct Group {
+    pub(crate) hash: u64,
+    pub(crate) bytes: u32,
+}
+
+/// A shard file: the list of its group's members (its own entry at its place in the group)
+/// and its body. The list hashes to the group's hash in the meta and the body to its entry, so
+/// each file is checked alone, without its siblings.
+#[derive(Serialize, Deserialize)]
+struct ShardFile<'a> {
+    siblings: Vec<ShardRef>,
+    #[serde(borrow)]
+    body: &'a [u8],
+}
+
+/// Shard groups of each kind.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct Groups {
+    terms: Vec<Group>,
+    text: Vec<Group>,
+    centroids: Vec<Group>,
+    vectors: Vec<Group>,
+}
+
+impl Groups {
+    fn of(&self, kind: ShardKind) -> &Vec<Group> {
+        match kind {
+            ShardKind::Terms => &self.terms,
+            ShardKind::Text => &self.text,
+            ShardKind::Centroids => &self.centroids,
+            ShardKind::Vectors => &self.vectors,
+        }
+    }
+    fn of_mut(&mut self, kind: ShardKind) -> &mut Vec<Group> {
+        match kind {
+            ShardKind::Terms => &mut self.terms,
+            ShardKind::Text => &mut self.text,
+            ShardKind::Centroids => &mut self.centroids,
+            ShardKind::Vectors => &mut self.vectors,
+        }
+    }
 }
 
 /// The kinds of shard, in the order the meta lists them.
@@ -145,6 +196,17 @@ impl ShardKind {
             ShardKind::Vectors => "vectors",
         }
     }
+
+    const ALL: [ShardKind; 4] = [
+        ShardKind::Terms,
+        ShardKind::Text,
+        ShardKind::Centroids,
+        ShardKind::Vectors,
+    ];
+
+    fn from_prefix(p: &str) -> Option<ShardKind> {
+        ShardKind::ALL.into_iter().find(|k| k.prefix() == p)
+    }
 }
 
 /// What the meta part holds: enough to plan a query and to check every shard.
@@ -162,16 +224,16 @@ pub(crate) struct Meta {
     pub(crate) empty_pages: Vec<(u32, Page)>,
     /// Identifies the term list (a query table's rows follow it).
     pub(crate) terms_fingerprint: u32,
-    /// Term blocks: first key, first term id, shard.
-    pub(crate) term_blocks: Vec<(String, u32, ShardRef)>,
-    /// Text blocks: first chunk, shard.
-    pub(crate) text_blocks: Vec<(u32, ShardRef)>,
-    /// The centroids of the vector partitions (none when there is one partition).
-    pub(crate) centroids: Option<ShardRef>,
-    /// The vector partitions.
-    pub(crate) vectors: Vec<ShardRef>,
+    /// Term blocks: first key, first term id.
+    pub(crate) term_blocks: Vec<(String, u32)>,
+    /// Text blocks: the number of chunks in each (blocks follow each other in chunk order).
+    pub(crate) text_blocks: Vec<u32>,
+    /// Vector partitions; more than one have centroids, in a shard of their own.
+    pub(crate) vector_parts: u32,
     /// Partitions a query vector reads (the nearest centroids').
     pub(crate) vector_probe: u32,
+    /// The shards' groups, by kind.
+    pub(crate) groups: Groups,
 }
 
 /// A text block: chunks `first..next block's first`, and the pages they belong to.
@@ -209,6 +271,8 @@ pub struct Bundle {
     pub(crate) meta: Meta,
     /// One past each page's last chunk.
     page_ends: Vec<u32>,
+    /// First chunk of each text block.
+    text_firsts: Vec<u32>,
     /// Placeholders (empty title and URL) until the page's text block is loaded.
     pub(crate) pages: Vec<Page>,
     /// Placeholders (empty text) until the chunk's text block is loaded.
@@ -328,19 +392,22 @@ impl Bundle {
             page_chunks,
             langs,
             terms_fingerprint: fp.finalize(),
-            term_blocks: lexical
-                .blocks
-                .iter()
-                .map(|(k, t)| (k.clone(), *t, ShardRef::default()))
-                .collect(),
-            text_blocks: cut_text_blocks(&chunks)
-                .into_iter()
-                .map(|c| (c, ShardRef::default()))
-                .collect(),
-            centroids: (vectors.partition_count() > 1).then(ShardRef::default),
-            vectors: vec![ShardRef::default(); vectors.partition_count()],
+            term_blocks: lexical.blocks.clone(),
+            text_blocks: {
+                let firsts = cut_text_blocks(&chunks);
+                let ends = firsts.iter().skip(1).copied().chain([chunks.len() as u32]);
+                firsts.iter().zip(ends).map(|(a, b)| b - a).collect()
+            },
+            vector_parts: vectors.partition_count() as u32,
             vector_probe: vectors.probe(),
+            groups: Groups::default(),
         };
+        // Placeholders until the shards are encoded below.
+        let counts = shard_counts(&meta);
+        let mut meta = meta;
+        for k in ShardKind::ALL {
+            *meta.groups.of_mut(k) = vec![Group::default(); counts[k as usize].div_ceil(GROUP)];
+        }
         let mut bundle = Bundle::unloaded(header, meta)?;
         let n = bundle.text_loaded.len();
         bundle.pages = pages;
@@ -378,13 +445,17 @@ impl Bundle {
             return bad("chunk count differs from the header");
         }
         let chunks = header.chunks;
-        let t = &meta.text_blocks;
-        if (chunks > 0 && t.first().map(|b| b.0) != Some(0))
-            || (chunks == 0 && !t.is_empty())
-            || !t.windows(2).all(|w| w[0].0 < w[1].0)
-            || t.last().is_some_and(|b| b.0 >= chunks)
-        {
-            return bad("text blocks do not cover the chunks in order");
+        let mut text_firsts = Vec::with_capacity(meta.text_blocks.len());
+        let mut first = 0u64;
+        for &n in &meta.text_blocks {
+            if n == 0 {
+                return bad("an empty text block");
+            }
+            text_firsts.push(first.min(u32::MAX as u64) as u32);
+            first += n as u64;
+        }
+        if first != chunks as u64 {
+            return bad("text blocks do not cover the chunks");
         }
         if meta.filters.iter().any(|(p, _)| *p >= header.pages)
             || !meta.filters.windows(2).all(|w| w[0].0 < w[1].0)
@@ -403,10 +474,7 @@ impl Bundle {
             meta.avg_len,
             chunks as usize,
             header.terms as usize,
-            meta.term_blocks
-                .iter()
-                .map(|(k, t, _)| (k.clone(), *t))
-                .collect(),
+            meta.term_blocks.to_vec(),
         );
         lexical.validate_blocks()?;
         let mut pages = vec![placeholder_page(); header.pages as usize];
@@ -427,14 +495,20 @@ impl Bundle {
                 });
             }
         }
-        let parts = meta.vectors.len();
+        let parts = meta.vector_parts as usize;
         if parts == 0
-            || (parts > 1) != meta.centroids.is_some()
             || meta.vector_probe == 0
             || meta.vector_probe as usize > parts
             || parts > chunks.max(1) as usize
         {
             return bad("the vector partition table is malformed");
+        }
+        let counts = shard_counts(&meta);
+        if ShardKind::ALL
+            .into_iter()
+            .any(|k| meta.groups.of(k).len() != counts[k as usize].div_ceil(GROUP))
+        {
+            return bad("the shard groups do not match the blocks");
         }
         let text_loaded = vec![false; meta.text_blocks.len()];
         Ok(Bundle {
@@ -448,6 +522,7 @@ impl Bundle {
             header,
             meta,
             page_ends,
+            text_firsts,
             pages,
             chunks: chunk_list,
             lexical,
@@ -496,9 +571,8 @@ impl Bundle {
             return None;
         }
         Some(
-            self.meta
-                .text_blocks
-                .partition_point(|b| b.0 <= id)
+            self.text_firsts
+                .partition_point(|&f| f <= id)
                 .saturating_sub(1),
         )
     }
@@ -582,112 +656,164 @@ impl Bundle {
         &self.meta.filters
     }
 
-    /// Every shard in the meta's order: kind, block index, reference.
-    fn shard_refs(&self) -> Vec<(ShardKind, usize, ShardRef)> {
-        shard_refs_of(&self.meta)
+    /// File name of shard `index` of a kind: its kind, its group's hash and its place there.
+    fn shard_name(&self, kind: ShardKind, index: usize) -> String {
+        name_in(&self.meta, kind, index)
     }
 
-    /// File name of a shard: its kind and hash.
-    fn shard_name(kind: ShardKind, r: ShardRef) -> String {
-        format!("{}-{:016x}.bin", kind.prefix(), r.hash)
-    }
-
-    /// Every shard's file name and length, in the meta's order.
-    pub fn shard_files(&self) -> Vec<(String, u32)> {
-        self.shard_refs()
+    /// Every shard in the meta's order: kind and index.
+    fn shard_ids(&self) -> Vec<(ShardKind, usize)> {
+        let counts = shard_counts(&self.meta);
+        ShardKind::ALL
             .into_iter()
-            .map(|(k, _, r)| (Self::shard_name(k, r), r.len))
+            .flat_map(|k| (0..counts[k as usize]).map(move |i| (k, i)))
             .collect()
     }
 
-    /// The shards not loaded yet: file name and length, in the meta's order.
-    pub fn unloaded_shards(&self) -> Vec<(String, u32)> {
-        self.shard_refs()
+    fn is_loaded(&self, kind: ShardKind, i: usize) -> bool {
+        match kind {
+            ShardKind::Terms => self.lexical.shards[i].is_some(),
+            ShardKind::Text => self.text_loaded[i],
+            ShardKind::Centroids => self.vectors.centroids_loaded(),
+            ShardKind::Vectors => self.vectors.partition_loaded(i),
+        }
+    }
+
+    /// Every shard's file name, in the meta's order.
+    pub fn shard_files(&self) -> Vec<String> {
+        self.shard_ids()
             .into_iter()
-            .filter(|&(kind, i, _)| match kind {
-                ShardKind::Terms => self.lexical.shards[i].is_none(),
-                ShardKind::Text => !self.text_loaded[i],
-                ShardKind::Centroids => !self.vectors.centroids_loaded(),
-                ShardKind::Vectors => !self.vectors.partition_loaded(i),
+            .map(|(k, i)| self.shard_name(k, i))
+            .collect()
+    }
+
+    /// The shards not loaded yet, by file name, in the meta's order.
+    pub fn unloaded_shards(&self) -> Vec<String> {
+        self.shard_ids()
+            .into_iter()
+            .filter(|&(k, i)| !self.is_loaded(k, i))
+            .map(|(k, i)| self.shard_name(k, i))
+            .collect()
+    }
+
+    /// Bytes of the shards not loaded yet, at most (counted by whole groups).
+    pub fn unloaded_bytes(&self) -> u64 {
+        let counts = shard_counts(&self.meta);
+        ShardKind::ALL
+            .into_iter()
+            .flat_map(|k| {
+                self.meta
+                    .groups
+                    .of(k)
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(g, grp)| {
+                        let members = g * GROUP..((g + 1) * GROUP).min(counts[k as usize]);
+                        members
+                            .into_iter()
+                            .any(|i| !self.is_loaded(k, i))
+                            .then_some(grp.bytes as u64)
+                    })
             })
-            .map(|(k, _, r)| (Self::shard_name(k, r), r.len))
-            .collect()
+            .sum()
     }
 
     /// The file names of the shards in `want`.
     pub(crate) fn wanted_names(&self, want: crate::bm25::WantSet) -> Vec<String> {
         let m = &self.meta;
-        let mut out: Vec<String> = want
-            .terms
+        let terms = want.terms.iter().filter(|&&b| b < m.term_blocks.len());
+        let text = want.text.iter().filter(|&&b| b < m.text_blocks.len());
+        let parts = want
+            .vectors
             .iter()
-            .filter_map(|&b| m.term_blocks.get(b))
-            .map(|b| Self::shard_name(ShardKind::Terms, b.2))
-            .chain(
-                want.text
-                    .iter()
-                    .filter_map(|&b| m.text_blocks.get(b))
-                    .map(|b| Self::shard_name(ShardKind::Text, b.1)),
-            )
+            .filter(|&&p| p < m.vector_parts as usize);
+        let mut out: Vec<String> = terms
+            .map(|&b| self.shard_name(ShardKind::Terms, b))
+            .chain(text.map(|&b| self.shard_name(ShardKind::Text, b)))
             .collect();
-        if let (true, Some(c)) = (want.centroids, m.centroids) {
-            out.push(Self::shard_name(ShardKind::Centroids, c));
+        if want.centroids && m.vector_parts > 1 {
+            out.push(self.shard_name(ShardKind::Centroids, 0));
         }
-        out.extend(
-            want.vectors
-                .iter()
-                .filter_map(|&p| m.vectors.get(p))
-                .map(|&r| Self::shard_name(ShardKind::Vectors, r)),
-        );
+        out.extend(parts.map(|&p| self.shard_name(ShardKind::Vectors, p)));
         out.dedup();
         out
     }
 
-    /// Loads one shard of a split bundle, by file name; checks its hash, length and contents.
-    /// Loading a shard twice is harmless.
+    /// Loads one shard of a split bundle, by file name; checks it against its group's hash and
+    /// checks its contents. Loading a shard twice is harmless.
     pub fn add_shard(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        let found = self
-            .shard_refs()
-            .into_iter()
-            .find(|&(k, _, r)| Self::shard_name(k, r) == name);
-        let Some((kind, index, r)) = found else {
-            return Err(Error::Shard(format!(
-                "{name:?} is not a shard of this bundle"
-            )));
-        };
-        self.load_shard(kind, index, r, bytes)
-            .map_err(|e| Error::Shard(format!("{name}: {e}")))
+        let not_ours = || Error::Shard(format!("{name:?} is not a shard of this bundle"));
+        let parsed = name.strip_suffix(".bin").and_then(|n| {
+            let (rest, member) = n.rsplit_once('-')?;
+            let (kind, hash) = rest.split_once('-')?;
+            let member: usize = member.parse().ok().filter(|&m| m < GROUP)?;
+            let hash = u64::from_str_radix(hash, 16)
+                .ok()
+                .filter(|_| hash.len() == 16)?;
+            Some((ShardKind::from_prefix(kind)?, hash, member))
+        });
+        let (kind, hash, member) = parsed.ok_or_else(not_ours)?;
+        let count = shard_counts(&self.meta)[kind as usize];
+        // Identical groups share names (and bytes): the file loads into each.
+        let indexes: Vec<usize> = self
+            .meta
+            .groups
+            .of(kind)
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.hash == hash)
+            .map(|(g, _)| g * GROUP + member)
+            .filter(|&i| i < count)
+            .collect();
+        if indexes.is_empty() {
+            return Err(not_ours());
+        }
+        for index in indexes {
+            self.load_shard(kind, index, bytes)
+                .map_err(|e| Error::Shard(format!("{name}: {e}")))?;
+        }
+        Ok(())
     }
 
-    fn load_shard(
-        &mut self,
-        kind: ShardKind,
-        index: usize,
-        r: ShardRef,
-        bytes: &[u8],
-    ) -> Result<()> {
-        if bytes.len() as u64 != r.len as u64 {
-            return Err(Error::Truncated {
-                expected: r.len as u64,
-                found: bytes.len() as u64,
-            });
+    /// Checks a shard file against its group and returns its body.
+    fn open_shard<'a>(&self, kind: ShardKind, index: usize, bytes: &'a [u8]) -> Result<&'a [u8]> {
+        let g = index / GROUP;
+        let group = self.meta.groups.of(kind)[g];
+        let members = (shard_counts(&self.meta)[kind as usize] - g * GROUP).min(GROUP);
+        let (file, rest): (ShardFile, _) =
+            postcard::take_from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
+        if !rest.is_empty() || file.siblings.len() != members {
+            return Err(Error::Inconsistent("the shard file is malformed".into()));
         }
-        if shard_ref(bytes).hash != r.hash {
+        if shard_ref(&encode(&file.siblings)?).hash != group.hash {
             return Err(Error::Checksum);
         }
+        let own = file.siblings[index % GROUP];
+        if file.body.len() as u64 != own.len as u64 {
+            return Err(Error::Truncated {
+                expected: own.len as u64,
+                found: file.body.len() as u64,
+            });
+        }
+        if shard_ref(file.body).hash != own.hash {
+            return Err(Error::Checksum);
+        }
+        Ok(file.body)
+    }
+
+    fn load_shard(&mut self, kind: ShardKind, index: usize, bytes: &[u8]) -> Result<()> {
+        if self.is_loaded(kind, index) {
+            return Ok(());
+        }
+        let bytes = self.open_shard(kind, index, bytes)?;
         let dec = |e: postcard::Error| Error::Decode(e.to_string());
         match kind {
             ShardKind::Terms => {
-                if self.lexical.shards[index].is_some() {
-                    return Ok(());
-                }
                 let s: TermShard = postcard::from_bytes(bytes).map_err(dec)?;
                 self.lexical.validate_shard(index, &s)?;
                 self.lexical.shards[index] = Some(s);
             }
             ShardKind::Text => {
-                if self.text_loaded[index] {
-                    return Ok(());
-                }
                 let s: TextShard = postcard::from_bytes(bytes).map_err(dec)?;
                 self.install_text(index, s)?;
             }
@@ -705,8 +831,8 @@ impl Bundle {
     }
 
     fn text_range(&self, b: usize) -> std::ops::Range<u32> {
-        let t = &self.meta.text_blocks;
-        t[b].0..t.get(b + 1).map_or(self.header.chunks, |n| n.0)
+        let t = &self.text_firsts;
+        t[b]..t.get(b + 1).copied().unwrap_or(self.header.chunks)
     }
 
     fn install_text(&mut self, b: usize, s: TextShard) -> Result<()> {
@@ -747,13 +873,11 @@ impl Bundle {
             return Err(Error::Encode("the bundle is not fully loaded".into()));
         }
         let mut meta = self.meta.clone();
-        let mut shards = Vec::new();
-        for (b, s) in self.lexical.shards.iter().enumerate() {
-            let bytes = encode(s.as_ref().expect("complete"))?;
-            meta.term_blocks[b].2 = shard_ref(&bytes);
-            shards.push(bytes);
+        let mut bodies: Vec<(ShardKind, Vec<u8>)> = Vec::new();
+        for s in &self.lexical.shards {
+            bodies.push((ShardKind::Terms, encode(s.as_ref().expect("complete"))?));
         }
-        for b in 0..meta.text_blocks.len() {
+        for b in 0..self.text_firsts.len() {
             let range = self.text_range(b);
             let chunks = self.chunks[range.start as usize..range.end as usize].to_vec();
             let mut pages: Vec<u32> = chunks.iter().map(|c| c.page).collect();
@@ -765,18 +889,39 @@ impl Bundle {
                     None => Err(Error::Encode(format!("chunk points at missing page {p}"))),
                 })
                 .collect::<Result<_>>()?;
-            let bytes = encode(&TextShard { pages, chunks })?;
-            meta.text_blocks[b].1 = shard_ref(&bytes);
-            shards.push(bytes);
+            bodies.push((ShardKind::Text, encode(&TextShard { pages, chunks })?));
         }
         let (centroids, parts) = self.vectors.encode_parts()?;
-        if let Some(bytes) = centroids {
-            meta.centroids = Some(shard_ref(&bytes));
-            shards.push(bytes);
+        bodies.extend(centroids.map(|c| (ShardKind::Centroids, c)));
+        bodies.extend(parts.into_iter().map(|p| (ShardKind::Vectors, p)));
+        // Each kind's shards in groups of GROUP: every file carries its group's list.
+        let mut files = Vec::with_capacity(bodies.len());
+        for kind in ShardKind::ALL {
+            let of_kind: Vec<&Vec<u8>> = bodies
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, b)| b)
+                .collect();
+            let groups = meta.groups.of_mut(kind);
+            groups.clear();
+            for members in of_kind.chunks(GROUP) {
+                let siblings: Vec<ShardRef> = members.iter().map(|b| shard_ref(b)).collect();
+                let mut bytes = 0u32;
+                for body in members {
+                    let file = encode(&ShardFile {
+                        siblings: siblings.clone(),
+                        body,
+                    })?;
+                    bytes = bytes.saturating_add(file.len() as u32);
+                    files.push(file);
+                }
+                groups.push(Group {
+                    hash: shard_ref(&encode(&siblings)?).hash,
+                    bytes,
+                });
+            }
         }
-        meta.vectors = parts.iter().map(|b| shard_ref(b)).collect();
-        shards.extend(parts);
-        Ok((meta, shards))
+        Ok((meta, files))
     }
 
     fn file(&self, payload: &Payload) -> Result<Vec<u8>> {
@@ -806,12 +951,12 @@ impl Bundle {
     /// Encodes the bundle split: a meta file and one file per shard.
     pub fn to_split(&self) -> Result<Split> {
         let (meta, shards) = self.encode_shards()?;
-        let refs = shard_refs_of(&meta);
-        let shards = refs
+        let counts = shard_counts(&meta);
+        let names = ShardKind::ALL
             .into_iter()
-            .zip(shards)
-            .map(|((k, _, r), bytes)| (Self::shard_name(k, r), bytes))
-            .collect();
+            .flat_map(|k| (0..counts[k as usize]).map(move |i| (k, i)))
+            .map(|(k, i)| name_in(&meta, k, i));
+        let shards = names.zip(shards).collect();
         let meta = self.file(&Payload {
             meta,
             inline: Vec::new(),
@@ -837,16 +982,16 @@ impl Bundle {
         if payload.inline.is_empty() {
             return Ok(bundle);
         }
-        let refs = bundle.shard_refs();
-        if refs.len() != payload.inline.len() {
+        let ids = bundle.shard_ids();
+        if ids.len() != payload.inline.len() {
             return Err(Error::Inconsistent(format!(
                 "{} shards inline, the meta lists {}",
                 payload.inline.len(),
-                refs.len()
+                ids.len()
             )));
         }
-        for ((kind, index, r), bytes) in refs.into_iter().zip(&payload.inline) {
-            bundle.load_shard(kind, index, r, bytes)?;
+        for ((kind, index), bytes) in ids.into_iter().zip(&payload.inline) {
+            bundle.load_shard(kind, index, bytes)?;
         }
         bundle.check_consistency()?;
         Ok(bundle)
@@ -924,21 +1069,20 @@ impl Bundle {
     }
 }
 
-/// Every shard a meta lists, in order: kind, block index, reference.
-fn shard_refs_of(m: &Meta) -> Vec<(ShardKind, usize, ShardRef)> {
-    let terms = m.term_blocks.iter().enumerate();
-    let text = m.text_blocks.iter().enumerate();
-    terms
-        .map(|(i, b)| (ShardKind::Terms, i, b.2))
-        .chain(text.map(|(i, b)| (ShardKind::Text, i, b.1)))
-        .chain(m.centroids.map(|c| (ShardKind::Centroids, 0, c)))
-        .chain(
-            m.vectors
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| (ShardKind::Vectors, i, r)),
-        )
-        .collect()
+/// How many shards of each kind a meta describes, indexed by [`ShardKind`].
+fn shard_counts(m: &Meta) -> [usize; 4] {
+    [
+        m.term_blocks.len(),
+        m.text_blocks.len(),
+        (m.vector_parts > 1) as usize,
+        m.vector_parts as usize,
+    ]
+}
+
+/// File name of shard `index` of a kind: its kind, its group's hash and its place there.
+fn name_in(m: &Meta, kind: ShardKind, index: usize) -> String {
+    let hash = m.groups.of(kind)[index / GROUP].hash;
+    format!("{}-{hash:016x}-{}.bin", kind.prefix(), index % GROUP)
 }
 
 fn short(sha: &str) -> &str {

@@ -40,8 +40,7 @@ fn good() -> Bundle {
     vecs[47] = vecs[46].clone(); // and identical sections
     b.vectors = crate::vector::VectorIndex::with_partitions(&vecs, DIM, 6);
     b.vectors.set_probe(2);
-    b.meta.centroids = Some(Default::default());
-    b.meta.vectors = vec![Default::default(); b.vectors.partition_count()];
+    b.meta.vector_parts = b.vectors.partition_count() as u32;
     b.meta.vector_probe = 2;
     b
 }
@@ -49,8 +48,7 @@ fn good() -> Bundle {
 fn flat() -> Bundle {
     let mut b = good();
     b.vectors = crate::vector::VectorIndex::build(&(0..48).map(unit).collect::<Vec<_>>(), DIM);
-    b.meta.centroids = None;
-    b.meta.vectors = vec![Default::default()];
+    b.meta.vector_parts = 1;
     b.meta.vector_probe = 1;
     b
 }
@@ -108,8 +106,11 @@ const DAMAGES: &[(&str, Damage)] = &[
     ("page sizes not adding up to the chunk count", |b| {
         b.meta.page_chunks[0] += 1;
     }),
-    ("text blocks not starting at chunk 0", |b| {
-        b.meta.text_blocks[0].0 = 1;
+    ("text block sizes not adding up to the chunk count", |b| {
+        b.meta.text_blocks[0] += 1;
+    }),
+    ("an empty text block", |b| {
+        b.meta.text_blocks.push(0);
     }),
     ("chunk of a missing page", |b| {
         b.chunks[5].page = 99;

@@ -67,17 +67,23 @@ pub fn write_split(dir: &Path, split: &lantern_engine::Split) -> Result<()> {
     Ok(())
 }
 
-/// `terms-`, `text-` or `vectors-` then 16 hex digits and `.bin`: only such files are removed.
+/// A shard kind, `-`, 16 hex digits, `-` and a place in the group, then `.bin` (or, as bundle
+/// format 5 wrote them, no place): only such files are removed.
 fn is_shard_name(name: &str) -> bool {
     let Some(stem) = name.strip_suffix(".bin") else {
         return false;
     };
-    let Some((kind, hash)) = stem.rsplit_once('-') else {
+    let mut parts = stem.split('-');
+    let (Some(kind), Some(hash)) = (parts.next(), parts.next()) else {
         return false;
     };
-    matches!(kind, "terms" | "text" | "vectors")
+    let place = parts.next();
+    matches!(kind, "terms" | "text" | "centroids" | "vectors")
         && hash.len() == 16
         && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        && place
+            .is_none_or(|p| !p.is_empty() && p.len() <= 4 && p.bytes().all(|b| b.is_ascii_digit()))
+        && parts.next().is_none()
 }
 
 /// Removes an output a build no longer makes (a query table after `query_table_rank = 0`,
@@ -125,6 +131,10 @@ mod tests {
         write_atomic(&p, b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
         assert!(is_shard_name("terms-0123456789abcdef.bin"));
+        assert!(is_shard_name("centroids-0123456789abcdef-0.bin"));
+        assert!(is_shard_name("text-0123456789abcdef-15.bin"));
+        assert!(!is_shard_name("text-0123456789abcdef-.bin"));
+        assert!(!is_shard_name("text-0123456789abcdef-1-2.bin"));
         assert!(!is_shard_name("meta.bin") && !is_shard_name("notes-0123456789abcdef.bin"));
         assert!(!dir.path().join("search.lantern.br").exists());
         assert!(!dir.path().join("search.lantern.gz").exists());

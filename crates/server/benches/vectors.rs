@@ -1,8 +1,14 @@
-//! Partitioned vector search against an exact scan, on a bundle's real vectors: for several
-//! partition sizes and probe counts, recall@10 against the exact top 10, the bytes a query reads
-//! (centroids plus its partitions, as a browser fetches them), scan latency and build time.
-//! This measurement is what decides `PARTITION_ABOVE`, the partition size and the default
-//! probe count in the engine (bench/scale.sh runs it on 16x and 64x the Rust book).
+//! Partitioned vector search against an exact scan, on a bundle's real vectors and on larger
+//! sets made from them: for several partition sizes and probe counts, recall@10 against the
+//! exact top 10, the bytes a query reads (centroids plus its partitions, as a browser fetches
+//! them), scan latency and build time. This measurement is what decides the partition size and
+//! the default probe count in the engine (bench/scale.sh runs it).
+//!
+//! Sizes past the bundle's are made by copying its vectors with seeded noise (each copy at
+//! cosine about 0.95 to its original, then renormalized): embedding 64 distinct copies of the
+//! Rust book with the real model takes about three hours on two cores. FACTORS (default
+//! "1 16 64"), SIZES (vectors per partition, default "128 256 512") and PROBES (default
+//! "4 8 16") choose what is measured.
 //!
 //! cargo bench -p lantern-server --bench vectors -- BUNDLE [GOLDEN.jsonl...]   (absolute paths:
 //! cargo runs benches from the crate folder; the model from --model-dir's default rules, so set
@@ -58,8 +64,21 @@ fn main() -> anyhow::Result<()> {
         .into_iter()
         .map(|(_, v)| v.0.iter().map(|&x| x as f32 / scale).collect())
         .collect();
+    let factors: Vec<usize> = std::env::var("FACTORS")
+        .unwrap_or_else(|_| "1 16 64".into())
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    for factor in factors {
+        measure(&replicate(&vecs, factor), dim, &qvecs, factor)?;
+    }
+    Ok(())
+}
+
+fn measure(vecs: &[Vec<f32>], dim: usize, qvecs: &[Vec<f32>], factor: usize) -> anyhow::Result<()> {
     let n = vecs.len();
-    let exact_index = VectorIndex::with_partitions(&vecs, dim, 1);
+    println!();
+    let exact_index = VectorIndex::with_partitions(vecs, dim, 1);
     let mut exact_ms = Vec::new();
     let exact: Vec<Vec<u32>> = qvecs
         .iter()
@@ -71,7 +90,7 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     println!(
-        "{} vectors, dim {dim}, {} queries; exact scan p50 {:.3} ms, {:.0} KiB",
+        "{factor}x: {} vectors, dim {dim}, {} queries; exact scan p50 {:.3} ms, {:.0} KiB",
         n,
         qvecs.len(),
         p50(exact_ms),
@@ -79,14 +98,21 @@ fn main() -> anyhow::Result<()> {
     );
     println!("| vectors per partition | partitions | build s | probe | recall@10 | KiB read p50 / max | p50 ms |");
     println!("|---|---|---|---|---|---|---|");
-    for per in [128usize, 256, 512] {
+    let list = |var: &str, default: &str| -> Vec<usize> {
+        std::env::var(var)
+            .unwrap_or_else(|_| default.into())
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect()
+    };
+    for per in list("SIZES", "128 256 512") {
         let k = n.div_ceil(per);
         let t = Instant::now();
-        let mut idx = VectorIndex::with_partitions(&vecs, dim, k);
+        let mut idx = VectorIndex::with_partitions(vecs, dim, k);
         let build = t.elapsed().as_secs_f64();
         let sizes = idx.partition_sizes();
-        for probe in [4u32, 8, 16] {
-            idx.set_probe(probe);
+        for probe in list("PROBES", "4 8 16") {
+            idx.set_probe(probe as u32);
             let (mut ms, mut bytes, mut recall) = (Vec::new(), Vec::new(), 0.0);
             for (q, want) in qvecs.iter().zip(&exact) {
                 let t = Instant::now();
@@ -108,6 +134,35 @@ fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `factor` copies of every vector; copies after the first get seeded noise (uniform, +-0.03 a
+/// component: cosine about 0.95 to the original), then are renormalized.
+fn replicate(base: &[Vec<f32>], factor: usize) -> Vec<Vec<f32>> {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut out = Vec::with_capacity(base.len() * factor);
+    for copy in 0..factor {
+        for v in base {
+            let mut w: Vec<f32> = v
+                .iter()
+                .map(|&x| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    let noise = ((seed % 2001) as f32 / 1000.0 - 1.0) * 0.03;
+                    if copy == 0 {
+                        x
+                    } else {
+                        x + noise
+                    }
+                })
+                .collect();
+            let norm = w.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+            w.iter_mut().for_each(|x| *x /= norm);
+            out.push(w);
+        }
+    }
+    out
 }
 
 fn p50(mut xs: Vec<f64>) -> f64 {

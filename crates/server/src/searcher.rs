@@ -57,7 +57,7 @@ impl Searcher {
         let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)?;
         if let Some(dir) = &split_dir {
-            for (name, _) in searcher.engine.bundle().shard_files() {
+            for name in searcher.engine.bundle().shard_files() {
                 let shard = dir.join(&name);
                 let bytes = std::fs::read(&shard)
                     .with_context(|| format!("reading the shard {}", shard.display()))?;

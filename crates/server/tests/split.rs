@@ -208,7 +208,7 @@ fn damaged_foreign_and_unknown_shards_are_refused() {
     let meta = std::fs::read(dir.join(lantern_engine::SPLIT_META)).unwrap();
     let mut bundle = Bundle::from_bytes(&meta).unwrap();
     let files = bundle.shard_files();
-    let (name, _) = &files[0];
+    let name = &files[0];
     let bytes = std::fs::read(dir.join(name)).unwrap();
     let mut flipped = bytes.clone();
     let mid = flipped.len() / 2;
@@ -219,11 +219,11 @@ fn damaged_foreign_and_unknown_shards_are_refused() {
         assert!(err.to_string().contains(name.as_str()), "{err}");
     }
     // Another shard's bytes under this name, and a name the meta does not list.
-    let (other, _) = &files[1];
+    let other = &files[1];
     let other_bytes = std::fs::read(dir.join(other)).unwrap();
     assert!(bundle.add_shard(name, &other_bytes).is_err());
     assert!(bundle
-        .add_shard("terms-00000000deadbeef.bin", &bytes)
+        .add_shard("terms-00000000deadbeef-0.bin", &bytes)
         .is_err());
     assert!(bundle.add_shard("../s.lantern", &bytes).is_err());
     // A meta that is truncated or not a bundle at all.
@@ -260,7 +260,7 @@ fn a_rebuild_keeps_unchanged_shards_and_removes_stale_ones() {
     build_dir(&docs, &out, Some(cache)).unwrap();
     let after = names(&split);
     let bundle = Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
-    let mut listed: Vec<String> = bundle.shard_files().into_iter().map(|(n, _)| n).collect();
+    let mut listed: Vec<String> = bundle.shard_files();
     listed.push(lantern_engine::SPLIT_META.to_string());
     listed.sort();
     assert_eq!(after, listed, "only the new build's files remain");

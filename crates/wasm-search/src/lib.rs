@@ -43,10 +43,16 @@ impl SearchIndex {
         self.engine.add_shard(name, bytes).map_err(js)
     }
 
-    /// Every shard of a split bundle that is not loaded yet: `[[file name, bytes], ...]`.
+    /// The file names of the shards of a split bundle not loaded yet.
     #[wasm_bindgen(js_name = unloadedShards)]
-    pub fn unloaded_shards(&self) -> Result<JsValue, JsError> {
-        to_js(&self.engine.bundle().unloaded_shards())
+    pub fn unloaded_shards(&self) -> Vec<String> {
+        self.engine.bundle().unloaded_shards()
+    }
+
+    /// Bytes of the shards not loaded yet, at most.
+    #[wasm_bindgen(js_name = unloadedBytes)]
+    pub fn unloaded_bytes(&self) -> f64 {
+        self.engine.bundle().unloaded_bytes() as f64
     }
 
     /// The shards `ask(question, vector)` needs that are not loaded yet.
