@@ -40,5 +40,5 @@ pub use fusion::{Fusion, PageScore, VectorNorm};
 pub use keyword::MAX_QUERY_TERMS;
 pub use query_table::{QueryTable, QUERY_TABLE_SUFFIX, QUERY_TABLE_VERSION};
 pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal};
-pub use vector::{VectorHit, VectorIndex, PARTITION_ABOVE};
+pub use vector::{VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
 pub use writer::BundleWriter;

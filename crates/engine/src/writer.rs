@@ -22,7 +22,8 @@ pub struct BundleWriter {
     abstain_cosine: f32,
     pages: Vec<Page>,
     chunks: Vec<Chunk>,
-    partitions: Option<(usize, u32)>,
+    partitions: usize,
+    probe: u32,
 }
 
 impl BundleWriter {
@@ -34,15 +35,17 @@ impl BundleWriter {
             abstain_cosine,
             pages: Vec::new(),
             chunks: Vec::new(),
-            partitions: None,
+            partitions: 0,
+            probe: 0,
         }
     }
 
     /// Splits the vectors into about `partitions` partitions, of which a query reads the
-    /// nearest `probe`, whatever the bundle's size (by default: one partition up to
-    /// [`crate::PARTITION_ABOVE`] chunks).
+    /// nearest `probe`. 0 keeps the default: one partition up to [`crate::PARTITION_ABOVE`]
+    /// chunks, about one per 128 beyond; [`crate::DEFAULT_PROBE`] read.
     pub fn vector_partitions(mut self, partitions: usize, probe: u32) -> Self {
-        self.partitions = Some((partitions, probe));
+        self.partitions = partitions;
+        self.probe = probe;
         self
     }
 
@@ -133,14 +136,13 @@ impl BundleWriter {
             &analyzer,
             bm25,
         );
-        let vectors = match self.partitions {
-            None => VectorIndex::build(&vectors, dim),
-            Some((k, probe)) => {
-                let mut v = VectorIndex::with_partitions(&vectors, dim, k);
-                v.set_probe(probe);
-                v
-            }
+        let mut vectors = match self.partitions {
+            0 => VectorIndex::build(&vectors, dim),
+            k => VectorIndex::with_partitions(&vectors, dim, k),
         };
+        if self.probe > 0 {
+            vectors.set_probe(self.probe);
+        }
         let header = Header {
             model: self.model,
             quantization: vectors.quantization,

@@ -200,7 +200,8 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .config
         .abstain_cosine
         .unwrap_or(manifest.abstain_cosine);
-    let mut writer = BundleWriter::new(model, abstain);
+    let mut writer = BundleWriter::new(model, abstain)
+        .vector_partitions(opts.config.vector_partitions, opts.config.vector_probe);
     let mut page_sources: Vec<&str> = Vec::new();
     let mut extracted: Vec<Extracted> = Vec::new();
     for file in &files {

@@ -76,6 +76,11 @@ pub struct Config {
     /// Values per term of the query table written beside the bundle (approximate meaning
     /// before the model loads); 0 writes none.
     pub query_table_rank: usize,
+    /// Vector partitions (k-means clusters a query reads only the nearest of); 0 lets the
+    /// build decide: one up to 4,096 chunks, about one per 128 chunks beyond.
+    pub vector_partitions: usize,
+    /// Partitions a query reads; 0 for the default (12).
+    pub vector_probe: u32,
 }
 
 impl Default for Config {
@@ -91,6 +96,8 @@ impl Default for Config {
             abstain_cosine: None,
             language: "en".into(),
             query_table_rank: 128,
+            vector_partitions: 0,
+            vector_probe: 0,
         }
     }
 }
@@ -179,6 +186,13 @@ impl Config {
             anyhow::bail!(
                 "query_table_rank must be at most 384 (0 for no query table), not {}",
                 self.query_table_rank
+            );
+        }
+        if self.vector_partitions > 1 << 20 {
+            anyhow::bail!(
+                "vector_partitions must be at most {} (0 to let the build decide), not {}",
+                1 << 20,
+                self.vector_partitions
             );
         }
         if self.base_url.chars().any(char::is_control) {
