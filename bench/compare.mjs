@@ -4,11 +4,11 @@
 //
 // node bench/compare.mjs NAME DOCS_DIR GOLDEN.jsonl
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, cpSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import http from 'node:http';
-import { serve, browser, cli, root } from '../tests/browser/harness.mjs';
+import { browser, cli, root } from '../tests/browser/harness.mjs';
+import { countedServer, coldRun } from './wire.mjs';
 
 const [name, docs, golden] = process.argv.slice(2);
 const questions = readFileSync(golden, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('//')).map((l) => JSON.parse(l));
@@ -47,39 +47,10 @@ const lanternOutcomes = JSON.parse(readFileSync(lanternJson, 'utf8')).outcomes;
 
 // 4. In Chromium: the first search of each system from a cold context on an empty page
 // (bytes over the wire and time), then Pagefind's answers to every question.
-writeFileSync(join(site, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>blank</title>');
-const origin = await serve(site);
-// Bytes are counted where they cross the wire: a pass-through proxy sees every request of the
-// page and of its workers (Pagefind searches in a worker), compressed as sent.
-let requests = [];
-const counter = http.createServer((req, res) => {
-  const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
-    res.writeHead(r.statusCode, r.headers);
-    const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
-    requests.push(entry);
-    r.on('data', (d) => { entry.bytes += d.length; });
-    r.pipe(res);
-  });
-  req.pipe(up);
-});
-await new Promise((r) => counter.listen(0, '127.0.0.1', r));
-const server = { url: `http://127.0.0.1:${counter.address().port}/`, stop: () => { counter.close(); origin.stop(); } };
+// Bytes are counted where they cross the wire (bench/wire.mjs): Pagefind searches in a worker.
+const server = await countedServer(site);
 const chrome = await browser();
-// Index data: everything but code (Pagefind's entry, meta, index chunks, fragments, filters;
-// Lantern's bundle, its split form's meta and shards, and the query table).
-const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query|bin)$|pagefind-entry\.json$/.test(p);
-async function cold(fn, arg) {
-  const ctx = await chrome.newContext();
-  const page = await ctx.newPage();
-  await page.goto(server.url + 'blank.html');
-  requests = [];
-  const ms = await page.evaluate(fn, arg);
-  await page.waitForTimeout(300);
-  const files = requests.filter((r) => r.path !== '/blank.html');
-  const bytes = files.reduce((n, r) => n + r.bytes, 0);
-  const data = files.filter((r) => isData(r.path)).reduce((n, r) => n + r.bytes, 0);
-  return { page, ctx, ms, bytes, data, files };
-}
+const cold = (fn, arg) => coldRun(chrome, server, fn, arg);
 const pagefindFirst = async (q) => {
   const t0 = performance.now();
   const pf = await import('/pagefind/pagefind.js');

@@ -8,10 +8,10 @@
 //
 // node bench/scale.mjs SRC_DOCS WORK_DIR [SCALES...]
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import http from 'node:http';
-import { serve, browser, root, lantern as lanternBin } from '../tests/browser/harness.mjs';
+import { browser, root, lantern as lanternBin } from '../tests/browser/harness.mjs';
+import { countedServer, coldRun as inFreshContext } from './wire.mjs';
 
 const [src, work, ...rest] = process.argv.slice(2);
 const scales = rest.length ? rest.map(Number) : [1, 16, 64];
@@ -36,7 +36,6 @@ function dirBytes(dir) {
   return n;
 }
 
-const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query|bin)$|pagefind-entry\.json$/.test(p);
 // The model's own files: the model folder, the embedder's wasm and its worker.
 const isModel = (p) => p.startsWith('/model/') || /embed/.test(p);
 
@@ -53,46 +52,23 @@ for (const n of scales) {
   const build = timed(lanternBin, ['site', docs, '--out', site, '--title', `rust-book-${n}x`, '--cache', cache]);
   const pf = timed(join(root, 'bench/node_modules/.bin/pagefind'), ['--site', site, '--quiet']);
   const info = execFileSync(lanternBin, ['inspect', join(site, 'search.lantern')], { encoding: 'utf8' });
-  // The browser reads the split form; the single file (130 MB at 64x) is set aside meanwhile.
   const bundleBytes = statSync(join(site, 'search.lantern')).size;
-  renameSync(join(site, 'search.lantern'), join(work, 'search.lantern.aside'));
-  // Only what the searches fetch: brotli at its best level on thousands of pages takes long.
+  // Only what the searches fetch (the split form, not the single file): brotli at its best
+  // level on thousands of pages and a 130 MB bundle would take long.
   for (const d of ['lantern', 'model', 'search.lantern.d']) {
     execFileSync('node', [join(root, 'web/tools/precompress.mjs'), join(site, d)], { stdio: 'ignore' });
   }
-  renameSync(join(work, 'search.lantern.aside'), join(site, 'search.lantern'));
   const chunks = Number(/(\d+) chunks/.exec(info)[1]);
   const pages = Number(/(\d+) pages/.exec(info)[1]);
   const parts = /(\d+) partition/.exec(info)?.[1] ?? '1';
   const metaBytes = statSync(join(site, 'search.lantern.d/meta.bin')).size;
-  writeFileSync(join(site, 'blank.html'), '<!doctype html><meta charset="utf-8"><title>blank</title>');
 
-  const origin = await serve(site);
-  let requests = [];
-  const counter = http.createServer((req, res) => {
-    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode, r.headers);
-      const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
-      requests.push(entry);
-      r.on('data', (d) => { entry.bytes += d.length; });
-      r.pipe(res);
-    });
-    req.pipe(up);
-  });
-  await new Promise((r) => counter.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${counter.address().port}/`;
+  const server = await countedServer(site);
   const chrome = await browser();
   const coldRun = async (fn, arg) => {
-    const ctx = await chrome.newContext();
-    const page = await ctx.newPage();
-    await page.goto(url + 'blank.html');
-    requests = [];
-    const ms = await page.evaluate(fn, arg);
-    await page.waitForTimeout(300);
-    await ctx.close();
-    const files = requests.filter((r) => r.path !== '/blank.html');
-    const sum = (f) => files.filter(f).reduce((s, r) => s + r.bytes, 0);
-    return { ms, all: sum(() => true), data: sum((r) => isData(r.path)), model: sum((r) => isModel(r.path)) };
+    const r = await inFreshContext(chrome, server, fn, arg);
+    await r.ctx.close();
+    return { ms: r.ms, all: r.bytes, data: r.data, model: r.sum((f) => isModel(f.path)) };
   };
   const pagefindFirst = async (q) => {
     const t0 = performance.now();
@@ -118,8 +94,7 @@ for (const n of scales) {
     rows.push({ n, pages, chunks, cold, build, pf, bundle: bundleBytes, pfBytes: dirBytes(join(site, 'pagefind')), metaBytes, parts, q, p, k, h });
   }
   await chrome.close();
-  counter.close();
-  origin.stop();
+  server.stop();
 }
 
 const kib = (b) => (b / 1024).toFixed(1);
