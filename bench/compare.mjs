@@ -4,11 +4,11 @@
 //
 // node bench/compare.mjs NAME DOCS_DIR GOLDEN.jsonl
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, statSync, cpSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { browser, cli, root } from '../tests/browser/harness.mjs';
-import { countedServer, coldRun } from './wire.mjs';
+import { countedServer, coldRun, dirBytes, pagefindFirst } from './wire.mjs';
 
 const [name, docs, golden] = process.argv.slice(2);
 const questions = readFileSync(golden, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('//')).map((l) => JSON.parse(l));
@@ -16,16 +16,6 @@ const group = (q) => q.type || q.family || 'all';
 const expected = (q) => (Array.isArray(q.expected) ? q.expected : q.expected ? [q.expected] : []);
 const answerable = (q) => expected(q).length > 0 && q.type !== 'unanswerable';
 const matches = (source, e) => e === source || e.endsWith('/' + source);
-
-function dirBytes(dir) {
-  let n = 0;
-  for (const f of readdirSync(dir)) {
-    const p = join(dir, f);
-    const s = statSync(p);
-    n += s.isDirectory() ? dirBytes(p) : s.size;
-  }
-  return n;
-}
 
 // 1. The same corpus as a site: Lantern's pages (with the runtime) and its bundle.
 const site = mkdtempSync(join(tmpdir(), `lantern-cmp-${name}-`));
@@ -51,14 +41,6 @@ const lanternOutcomes = JSON.parse(readFileSync(lanternJson, 'utf8')).outcomes;
 const server = await countedServer(site);
 const chrome = await browser();
 const cold = (fn, arg) => coldRun(chrome, server, fn, arg);
-const pagefindFirst = async (q) => {
-  const t0 = performance.now();
-  const pf = await import('/pagefind/pagefind.js');
-  await pf.init();
-  const r = await pf.search(q);
-  await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
-  return performance.now() - t0;
-};
 const lanternFirst = async (q) => {
   const t0 = performance.now();
   const { Lantern } = await import('/lantern/lantern.js');

@@ -8,10 +8,10 @@
 //
 // node bench/scale.mjs SRC_DOCS WORK_DIR [SCALES...]
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { browser, root, lantern as lanternBin } from '../tests/browser/harness.mjs';
-import { countedServer, coldRun as inFreshContext } from './wire.mjs';
+import { countedServer, coldRun as inFreshContext, dirBytes, pagefindFirst } from './wire.mjs';
 
 const [src, work, ...rest] = process.argv.slice(2);
 const scales = rest.length ? rest.map(Number) : [1, 16, 64];
@@ -24,16 +24,6 @@ function timed(cmd, args) {
   execFileSync('/usr/bin/time', ['-f', '%e %M', '-o', out, cmd, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
   const [s, kib] = readFileSync(out, 'utf8').trim().split('\n').pop().split(' ').map(Number);
   return { s, mib: kib / 1024 };
-}
-
-function dirBytes(dir) {
-  let n = 0;
-  for (const f of readdirSync(dir)) {
-    const p = join(dir, f);
-    const s = statSync(p);
-    n += s.isDirectory() ? dirBytes(p) : s.size;
-  }
-  return n;
 }
 
 // The model's own files: the model folder, the embedder's wasm and its worker.
@@ -69,14 +59,6 @@ for (const n of scales) {
     const r = await inFreshContext(chrome, server, fn, arg);
     await r.ctx.close();
     return { ms: r.ms, all: r.bytes, data: r.data, model: r.sum((f) => isModel(f.path)) };
-  };
-  const pagefindFirst = async (q) => {
-    const t0 = performance.now();
-    const pf = await import('/pagefind/pagefind.js');
-    await pf.init();
-    const r = await pf.search(q);
-    await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
-    return performance.now() - t0;
   };
   const lanternFirst = async ([q, mode]) => {
     const t0 = performance.now();

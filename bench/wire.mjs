@@ -1,8 +1,9 @@
 // Bytes on the wire for the benchmarks: a site served behind a pass-through proxy that counts
-// every request of the page and of its workers, compressed as sent, and a cold first search in
-// a fresh browser context. Used by bench/compare.mjs and bench/scale.mjs.
+// every request of the page and of its workers, compressed as sent, a cold first search in a
+// fresh browser context, and Pagefind's first search. Used by bench/compare.mjs and
+// bench/scale.mjs.
 import http from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serve } from '../tests/browser/harness.mjs';
 
@@ -49,3 +50,24 @@ export async function coldRun(chrome, server, fn, arg) {
   const sum = (f = () => true) => files.filter(f).reduce((n, r) => n + r.bytes, 0);
   return { page, ctx, ms, files, bytes: sum(), data: sum((r) => isData(r.path)), sum };
 }
+
+/** Bytes of every file below `dir`. */
+export function dirBytes(dir) {
+  let n = 0;
+  for (const f of readdirSync(dir)) {
+    const p = join(dir, f);
+    const s = statSync(p);
+    n += s.isDirectory() ? dirBytes(p) : s.size;
+  }
+  return n;
+}
+
+/** Pagefind's first search for `q` through its JS API, its ten results' data included (runs in the page). */
+export const pagefindFirst = async (q) => {
+  const t0 = performance.now();
+  const pf = await import('/pagefind/pagefind.js');
+  await pf.init();
+  const r = await pf.search(q);
+  await Promise.all(r.results.slice(0, 10).map((x) => x.data()));
+  return performance.now() - t0;
+};
