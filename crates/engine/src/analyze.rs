@@ -11,8 +11,6 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
-use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Written into the bundle so a runtime can refuse an index analyzed differently.
@@ -155,13 +153,7 @@ fn is_cjk_word(w: &str) -> bool {
     !w.is_empty() && w.chars().all(is_cjk)
 }
 
-/// Lowercase without accents: what a reader's typing is compared with.
-pub fn fold(word: &str) -> String {
-    word.to_lowercase()
-        .nfkd()
-        .filter(|&c| !is_combining_mark(c))
-        .collect()
-}
+pub use crate::fold::fold;
 
 impl Analyzer {
     /// Every word of `text` in order, stop words included (as `term: None`), so phrase checks

@@ -303,7 +303,7 @@ pub struct PartSizes {
 }
 
 /// Raw chunk text per text block: a shown result fetches its block, so blocks stay small.
-const TEXT_BLOCK_BYTES: usize = 8 * 1024;
+const TEXT_BLOCK_BYTES: usize = 4 * 1024;
 
 /// First chunk of each text block, cutting after about [`TEXT_BLOCK_BYTES`] of text.
 pub(crate) fn cut_text_blocks(chunks: &[Chunk]) -> Vec<u32> {

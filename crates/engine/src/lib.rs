@@ -16,6 +16,7 @@ mod bundle;
 mod error;
 mod excerpt;
 mod filter;
+mod fold;
 mod fusion;
 mod keyword;
 mod query;
