@@ -30,7 +30,7 @@ use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -818,14 +818,8 @@ impl Bundle {
                 self.install_text(index, s)?;
             }
             ShardKind::Centroids => self.vectors.install_centroids(bytes)?,
-            ShardKind::Vectors => {
-                self.vectors.install_partition(index, bytes)?;
-                // No chunk may be in two partitions (nor, once all are in, in none).
-                if let Err(e) = self.vectors.validate() {
-                    self.vectors.unload_partition(index);
-                    return Err(e);
-                }
-            }
+            // No chunk may be in two partitions (nor, once all are in, in none).
+            ShardKind::Vectors => self.vectors.install_partition(index, bytes)?,
         }
         Ok(())
     }

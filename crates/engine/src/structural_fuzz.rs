@@ -139,7 +139,7 @@ const DAMAGES: &[(&str, Damage)] = &[
         });
     }),
     ("centroids of the wrong size", |b| {
-        b.vectors.centroids_mut().unwrap().0.push(1);
+        b.vectors.centroids_mut().unwrap().coords.push(1);
     }),
     ("more probes than partitions", |b| {
         b.meta.vector_probe = 99;
@@ -222,7 +222,7 @@ fn random_structural_damage_never_panics() {
                     });
                 }
                 6 => {
-                    let c = &mut b.vectors.centroids_mut().unwrap().0;
+                    let c = &mut b.vectors.centroids_mut().unwrap().coords;
                     let i = (r >> 8) as usize % c.len();
                     c[i] = (r >> 40) as i8;
                 }

@@ -90,17 +90,18 @@ impl Vector {
 /// MiniLM vectors (BENCHMARKS.md), a scan costs about 1 ms at 4k chunks with perfect recall, and
 /// the whole list (about 1.5 MB) is what a first meaning search fetches.
 pub const PARTITION_ABOVE: usize = 4096;
-/// Vectors per partition on average, once partitioned: a partition is about 50 KB. Against
-/// 256 and 512 a query read fewer bytes for the same recall (bench/scale.sh).
-const PARTITION_SIZE: usize = 128;
+/// Vectors per partition on average, once partitioned: a partition is about 25 KB. On 64 noisy
+/// copies of the Rust book's vectors (bench/scale.sh, 85,440 vectors), 64 per partition read
+/// 563 KiB for recall@10 0.975 where 128 read 713 KiB for 0.953; 32 did slightly better still
+/// but doubled the k-means time of a build (218 s against 94 s).
+const PARTITION_SIZE: usize = 64;
 /// k-means trains on about this many vectors per centroid (a strided sample).
 const SAMPLE_PER_CENTROID: usize = 64;
 const KMEANS_ROUNDS: usize = 12;
-/// Partitions a query reads by default: the nearest this many centroids. Measured in
-/// bench/scale.sh (recall@10 against an exact scan on 16 and 64 noisy copies of the Rust book's
-/// vectors): 8 found 0.93-0.95 of the exact ten, 12 found 0.96-0.97, 16 gained under 0.02 more
-/// for a third more bytes.
-pub const DEFAULT_PROBE: u32 = 12;
+/// Partitions a query reads by default: the nearest this many centroids (bench/scale.sh, at
+/// 64 per partition and routing rank 96: 16 found 0.975 of the exact ten, 20 0.985 for a fifth
+/// more bytes).
+pub const DEFAULT_PROBE: u32 = 16;
 
 /// One partition: chunk ids, ascending, and their vectors, `dim` bytes each.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,9 +110,89 @@ pub(crate) struct Partition {
     pub(crate) vectors: Vec<i8>,
 }
 
-/// The centroids of a partitioned index, `dim` bytes each, quantized like the vectors.
+/// Directions a query is routed on: at most this many principal directions of the centroids.
+/// Routing needs the centroids' order, not their exact cosines, and 384 int8 values each made
+/// them a quarter of a megabyte at 85,000 vectors. On 64 noisy copies of the Rust book's
+/// vectors (bench/scale.sh), 128 per partition, probe 12: rank 64 found 0.944 of the exact ten,
+/// 96 0.953, all 384 0.960 for 290 KiB more; at 64 per partition, probe 16: 64 0.959, 96 0.975.
+const ROUTE_RANK: usize = 96;
+const POWER_ROUNDS: usize = 30;
+
+/// How a query picks its partitions: the centroids' coordinates on a few principal directions
+/// of the centroid set, both int8 (one scale each, which ranking does not need).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Centroids(pub(crate) Vec<i8>);
+pub(crate) struct Centroids {
+    /// `rank` unit directions of `dim` values each.
+    pub(crate) basis: Vec<i8>,
+    /// Each partition's centroid on those directions, `rank` values each.
+    pub(crate) coords: Vec<i8>,
+}
+
+impl Centroids {
+    fn rank(&self, dim: usize) -> usize {
+        self.basis.len() / dim.max(1)
+    }
+
+    /// Routing data for unit `centroids`: their top principal directions (orthogonal
+    /// iteration on the sum of their outer products, seeded) and their coordinates there.
+    fn fit(centroids: &[Vec<f32>], dim: usize, rank: usize) -> Self {
+        let rank = rank.clamp(1, dim.min(centroids.len()).max(1));
+        let mut m = vec![0f32; dim * dim];
+        for c in centroids {
+            for (i, &ci) in c.iter().enumerate() {
+                m[i * dim..(i + 1) * dim]
+                    .iter_mut()
+                    .zip(c)
+                    .for_each(|(x, &cj)| *x += ci * cj);
+            }
+        }
+        let mut rng = Rng(SEED ^ 0x5eed);
+        let mut q: Vec<Vec<f32>> = (0..rank)
+            .map(|_| (0..dim).map(|_| rng.unit() as f32 - 0.5).collect())
+            .collect();
+        orthonormalize(&mut q);
+        for _ in 0..POWER_ROUNDS {
+            q = q
+                .iter()
+                .map(|v| m.chunks_exact(dim).map(|row| dot_f32(row, v)).collect())
+                .collect();
+            orthonormalize(&mut q);
+        }
+        let basis = quantize_all(&q.concat());
+        let dequant: Vec<Vec<f32>> = basis
+            .chunks_exact(dim)
+            .map(|r| r.iter().map(|&x| x as f32).collect())
+            .collect();
+        let coords: Vec<f32> = centroids
+            .iter()
+            .flat_map(|c| dequant.iter().map(move |r| dot_f32(r, c)))
+            .collect();
+        Centroids {
+            basis,
+            coords: quantize_all(&coords),
+        }
+    }
+}
+
+/// Gram-Schmidt, in place (a vector that vanishes stays zero: it then routes nothing).
+fn orthonormalize(vs: &mut [Vec<f32>]) {
+    for i in 0..vs.len() {
+        let (done, rest) = vs.split_at_mut(i);
+        let v = &mut rest[0];
+        for u in done.iter() {
+            let d = dot_f32(v, u);
+            v.iter_mut().zip(u).for_each(|(x, &y)| *x -= d * y);
+        }
+        normalize(v);
+    }
+}
+
+/// int8 with one scale for all values (the largest magnitude maps to 127).
+fn quantize_all(xs: &[f32]) -> Vec<i8> {
+    let max = xs.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { 127.0 / max } else { 0.0 };
+    xs.iter().map(|&x| (x * scale).round() as i8).collect()
+}
 
 /// Encoded centroids (when partitioned) and partitions.
 pub(crate) type EncodedParts = (Option<Vec<u8>>, Vec<Vec<u8>>);
@@ -128,6 +209,47 @@ pub struct VectorIndex {
     probe: u32,
     centroids: Option<Centroids>,
     partitions: Vec<Option<Partition>>,
+    /// Chunks of the loaded partitions, one bit each: a partition naming a chunk another
+    /// already holds is refused as it arrives, without checking the loaded ones again.
+    claimed: Claimed,
+}
+
+/// A set of chunk ids as bits, with its size.
+#[derive(Debug, Clone, Default)]
+struct Claimed {
+    bits: Vec<u64>,
+    count: usize,
+}
+
+impl Claimed {
+    fn new(chunks: u32) -> Self {
+        Claimed {
+            bits: vec![0; (chunks as usize).div_ceil(64)],
+            count: 0,
+        }
+    }
+
+    fn all(chunks: u32) -> Self {
+        let mut c = Claimed::new(chunks);
+        (0..chunks).for_each(|i| c.set(i, true));
+        c
+    }
+
+    fn has(&self, c: u32) -> bool {
+        self.bits
+            .get(c as usize / 64)
+            .is_some_and(|w| w & (1 << (c % 64)) != 0)
+    }
+
+    fn set(&mut self, c: u32, on: bool) {
+        if let Some(w) = self.bits.get_mut(c as usize / 64) {
+            let bit = 1 << (c % 64);
+            if (*w & bit != 0) != on {
+                *w ^= bit;
+                self.count = if on { self.count + 1 } else { self.count - 1 };
+            }
+        }
+    }
 }
 
 /// One dense hit.
@@ -306,6 +428,7 @@ impl VectorIndex {
             probe,
             centroids: None,
             partitions: vec![None; partitions],
+            claimed: Claimed::new(chunks),
         }
     }
 
@@ -323,6 +446,12 @@ impl VectorIndex {
 
     /// Builds the index with about `k` partitions whatever the size (1: one flat list).
     pub fn with_partitions(vectors: &[Vec<f32>], dim: usize, k: usize) -> Self {
+        Self::with_routing(vectors, dim, k, ROUTE_RANK)
+    }
+
+    /// As [`VectorIndex::with_partitions`], routing queries on `rank` principal directions
+    /// of the centroids (what bench/scale.sh compares).
+    pub fn with_routing(vectors: &[Vec<f32>], dim: usize, k: usize, rank: usize) -> Self {
         let quantization = Quantization::fit(vectors.iter().map(|v| v.as_slice()));
         let quantize = |v: &[f32]| quantization.quantize(v).0;
         if k <= 1 || vectors.len() <= 1 {
@@ -336,6 +465,7 @@ impl VectorIndex {
                     chunks: (0..vectors.len() as u32).collect(),
                     vectors: vectors.iter().flat_map(|v| quantize(v)).collect(),
                 })],
+                claimed: Claimed::all(vectors.len() as u32),
             };
         }
         let centroids = kmeans(vectors, k);
@@ -347,7 +477,7 @@ impl VectorIndex {
             if chunks.is_empty() {
                 continue;
             }
-            kept.extend(quantize(c));
+            kept.push(c.clone());
             partitions.push(Some(Partition {
                 vectors: chunks
                     .iter()
@@ -361,8 +491,9 @@ impl VectorIndex {
             dim: dim as u32,
             chunks: vectors.len() as u32,
             probe: DEFAULT_PROBE.min(partitions.len() as u32),
-            centroids: Some(Centroids(kept)),
+            centroids: Some(Centroids::fit(&kept, dim, rank)),
             partitions,
+            claimed: Claimed::all(vectors.len() as u32),
         }
     }
 
@@ -422,7 +553,7 @@ impl VectorIndex {
             return Ok(());
         }
         let c: Centroids = postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
-        if !self.is_partitioned() || c.0.len() != self.partitions.len() * self.dim as usize {
+        if !self.is_partitioned() || !self.centroids_fit(&c) {
             return Err(Error::Inconsistent(
                 "the centroids do not match the partition table".into(),
             ));
@@ -440,9 +571,19 @@ impl VectorIndex {
         let part: Partition =
             postcard::from_bytes(bytes).map_err(|e| Error::Decode(e.to_string()))?;
         self.check_partition(&part)?;
-        match self.partitions.get_mut(p) {
-            Some(slot) => *slot = Some(part),
-            None => return Err(Error::Inconsistent("no such vector partition".into())),
+        if p >= self.partitions.len() {
+            return Err(Error::Inconsistent("no such vector partition".into()));
+        }
+        if part.chunks.iter().any(|&c| self.claimed.has(c)) {
+            return Err(Error::Inconsistent(
+                "a chunk is in two vector partitions".into(),
+            ));
+        }
+        part.chunks.iter().for_each(|&c| self.claimed.set(c, true));
+        self.partitions[p] = Some(part);
+        if self.is_complete() && self.claimed.count != self.chunks as usize {
+            self.unload_partition(p);
+            return Err(Error::Inconsistent("a chunk has no vector".into()));
         }
         Ok(())
     }
@@ -463,10 +604,28 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// Routing data of a whole number of directions, at most `dim`, with one coordinate per
+    /// direction for every partition.
+    fn centroids_fit(&self, c: &Centroids) -> bool {
+        let dim = self.dim as usize;
+        let rank = c.rank(dim);
+        dim > 0
+            && c.basis.len().is_multiple_of(dim)
+            && (1..=dim).contains(&rank)
+            && c.coords.len() == self.partitions.len() * rank
+    }
+
+    /// Bytes of the routing data (the centroids shard's content), 0 when not partitioned.
+    pub fn routing_bytes(&self) -> usize {
+        self.centroids
+            .as_ref()
+            .map_or(0, |c| c.basis.len() + c.coords.len())
+    }
+
     /// Forgets partition `p` (one refused after loading).
     pub(crate) fn unload_partition(&mut self, p: usize) {
-        if let Some(slot) = self.partitions.get_mut(p) {
-            *slot = None;
+        if let Some(part) = self.partitions.get_mut(p).and_then(Option::take) {
+            part.chunks.iter().for_each(|&c| self.claimed.set(c, false));
         }
     }
 
@@ -480,7 +639,7 @@ impl VectorIndex {
             return bad("no vector partition");
         }
         if let Some(c) = &self.centroids {
-            if c.0.len() != self.partitions.len() * self.dim as usize {
+            if !self.centroids_fit(c) {
                 return bad("the centroids do not match the partition table");
             }
         }
@@ -517,11 +676,20 @@ impl VectorIndex {
         }
         let c = self.centroids.as_ref()?;
         let dim = self.dim as usize;
-        let mut order: Vec<(usize, f32)> =
-            c.0.chunks_exact(dim)
-                .map(|v| self.quantization.cosine_f32_raw(query, v))
-                .enumerate()
-                .collect();
+        if query.len() != dim {
+            return Some(Vec::new());
+        }
+        let on_basis: Vec<f32> = c
+            .basis
+            .chunks_exact(dim)
+            .map(|r| r.iter().zip(query).map(|(&b, q)| b as f32 * q).sum())
+            .collect();
+        let mut order: Vec<(usize, f32)> = c
+            .coords
+            .chunks_exact(c.rank(dim))
+            .map(|v| v.iter().zip(&on_basis).map(|(&x, q)| x as f32 * q).sum())
+            .enumerate()
+            .collect();
         order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         Some(
             order
@@ -804,17 +972,23 @@ mod tests {
             "not centroids"
         );
         assert!(fresh().install_partition(0, &[0xff; 3]).is_err(), "garbage");
-        // Two partitions claiming one chunk are caught once both are in.
+        // A partition claiming a chunk another one holds is refused as it arrives, and the
+        // index is as before; once that one is unloaded, the chunk is free again.
         let mut idx = fresh();
         idx.install_partition(0, &parts[0]).unwrap();
         let mut other: Partition = postcard::from_bytes(&parts[1]).unwrap();
         other.chunks[0] = postcard::from_bytes::<Partition>(&parts[0]).unwrap().chunks[0];
         other.chunks.sort_unstable();
-        if other.chunks.windows(2).all(|w| w[0] < w[1]) {
-            idx.install_partition(1, &postcard::to_allocvec(&other).unwrap())
-                .unwrap();
-            assert!(idx.validate().is_err(), "a chunk in two partitions");
-        }
+        assert!(other.chunks.windows(2).all(|w| w[0] < w[1]));
+        let other = postcard::to_allocvec(&other).unwrap();
+        assert!(
+            idx.install_partition(1, &other).is_err(),
+            "a chunk in two partitions"
+        );
+        assert!(!idx.partition_loaded(1));
+        assert!(idx.validate().is_ok());
+        idx.unload_partition(0);
+        idx.install_partition(1, &other).unwrap();
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //! Sizes past the bundle's are made by copying its vectors with seeded noise (each copy at
 //! cosine about 0.95 to its original, then renormalized): embedding 64 distinct copies of the
 //! Rust book with the real model takes about three hours on two cores. FACTORS (default
-//! "1 16 64"), SIZES (vectors per partition, default "128 256 512") and PROBES (default
-//! "4 8 16") choose what is measured.
+//! "1 16 64"), SIZES (vectors per partition, default "64 128"), PROBES (default "12 16 20")
+//! and RANKS (directions queries are routed on, default "64 96") choose what is measured.
 //!
 //! cargo bench -p lantern-server --bench vectors -- BUNDLE [GOLDEN.jsonl...]   (absolute paths:
 //! cargo runs benches from the crate folder; the model from --model-dir's default rules, so set
@@ -96,8 +96,8 @@ fn measure(vecs: &[Vec<f32>], dim: usize, qvecs: &[Vec<f32>], factor: usize) -> 
         p50(exact_ms),
         (n * dim) as f64 / 1024.0
     );
-    println!("| vectors per partition | partitions | build s | probe | recall@10 | KiB read p50 / max | p50 ms |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| vectors per partition | partitions | routing rank | build s | probe | recall@10 | KiB read p50 / max | p50 ms |");
+    println!("|---|---|---|---|---|---|---|---|");
     let list = |var: &str, default: &str| -> Vec<usize> {
         std::env::var(var)
             .unwrap_or_else(|_| default.into())
@@ -105,13 +105,17 @@ fn measure(vecs: &[Vec<f32>], dim: usize, qvecs: &[Vec<f32>], factor: usize) -> 
             .filter_map(|f| f.parse().ok())
             .collect()
     };
-    for per in list("SIZES", "128 256 512") {
+    for (per, rank) in list("SIZES", "64 128")
+        .into_iter()
+        .flat_map(|per| list("RANKS", "64 96").into_iter().map(move |r| (per, r)))
+    {
         let k = n.div_ceil(per);
         let t = Instant::now();
-        let mut idx = VectorIndex::with_partitions(vecs, dim, k);
+        let mut idx = VectorIndex::with_routing(vecs, dim, k, rank);
         let build = t.elapsed().as_secs_f64();
         let sizes = idx.partition_sizes();
-        for probe in list("PROBES", "4 8 16") {
+        let routing = idx.routing_bytes();
+        for probe in list("PROBES", "12 16 20") {
             idx.set_probe(probe as u32);
             let (mut ms, mut bytes, mut recall) = (Vec::new(), Vec::new(), 0.0);
             for (q, want) in qvecs.iter().zip(&exact) {
@@ -121,11 +125,11 @@ fn measure(vecs: &[Vec<f32>], dim: usize, qvecs: &[Vec<f32>], factor: usize) -> 
                 let hit = got.iter().filter(|g| want.contains(&g.chunk)).count();
                 recall += hit as f64 / want.len().max(1) as f64;
                 let read: usize = idx.probed(q).iter().map(|&p| sizes[p]).sum();
-                bytes.push(((read + sizes.len()) * (dim + 2)) as f64 / 1024.0);
+                bytes.push((routing + read * (dim + 2)) as f64 / 1024.0);
             }
             let max = bytes.iter().copied().fold(0.0, f64::max);
             println!(
-                "| {per} | {} | {build:.1} | {probe} | {:.3} | {:.0} / {max:.0} | {:.3} |",
+                "| {per} | {} | {rank} | {build:.1} | {probe} | {:.3} | {:.0} / {max:.0} | {:.3} |",
                 sizes.len(),
                 recall / qvecs.len() as f64,
                 p50(bytes),
