@@ -77,9 +77,9 @@ pub struct Config {
     /// before the model loads); 0 writes none.
     pub query_table_rank: usize,
     /// Vector partitions (k-means clusters a query reads only the nearest of); 0 lets the
-    /// build decide: one up to 4,096 chunks, about one per 128 chunks beyond.
+    /// build decide: one up to 4,096 chunks, about one per 64 chunks beyond.
     pub vector_partitions: usize,
-    /// Partitions a query reads; 0 for the default (12).
+    /// Partitions a query reads; 0 for the default (16).
     pub vector_probe: u32,
 }
 
