@@ -76,7 +76,10 @@ const w = (page, sel) => page.locator('lantern-search').first().locator(sel);
 async function askFor(page, question) {
   await page.keyboard.press('/');
   await w(page, 'input').fill(question);
-  await w(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+  // Results settle: with the model when the question needs meaning (it loads on intent), else
+  // with the query table's quick meaning.
+  await w(page, '.status[data-stage=hybrid], .status[data-stage=ready]').waitFor({ timeout: 60_000 });
+  await w(page, '.mode-used').filter({ hasText: /quick meaning results|hybrid results/ }).waitFor({ timeout: 60_000 });
   await w(page, 'button.ask').click();
 }
 

@@ -31,7 +31,7 @@ function siteCopy() {
   return dir;
 }
 
-test('nothing loads before focus; keyword results first, then hybrid in place', async () => {
+test('nothing loads before focus; keyword results first, then hybrid in place when the question needs meaning', async () => {
   const server = await serve(siteCopy());
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
@@ -41,20 +41,47 @@ test('nothing loads before focus; keyword results first, then hybrid in place', 
     await page.goto(server.url + 'index.html');
     await page.waitForTimeout(300);
     assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
-    const input = await openAndType(page, 'how do I keep results between builds');
+    // No section holds every word of this paraphrase: the model is fetched for it.
+    const input = await openAndType(page, 'can I look things up without an internet connection');
     // Keyword results, or already the query table's quick meaning: both come before the model.
     await shadow(page, '.mode-used').filter({ hasText: /^keyword (\+ quick meaning )?results$/ }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: join(shots, 'keyword-results.png') });
     assert.ok(await shadow(page, '[role=option]').count() > 0);
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
     await page.screenshot({ path: join(shots, 'hybrid-results.png') });
-    assert.equal(await input.inputValue(), 'how do I keep results between builds', 'the query survives the upgrade');
+    assert.equal(await input.inputValue(), 'can I look things up without an internet connection', 'the query survives the upgrade');
     assert.match(await shadow(page, '.status').textContent(), /Hybrid/);
     const listbox = shadow(page, '[role=listbox]');
     assert.equal(await listbox.count(), 1);
     assert.equal(await input.getAttribute('aria-expanded'), 'true');
     assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
     assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
+test('a question whose words a section holds: no model download, until meaning is chosen', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await openAndType(page, 'reciprocal rank fusion');
+    await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 30_000 });
+    await shadow(page, '.status[data-stage=ready]').waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(1500);
+    const model = /\.onnx$|embed_wasm|embed-worker/;
+    assert.ok(!requests.some((p) => model.test(p)), `model requested: ${requests.join(' ')}`);
+    assert.match(await shadow(page, '.status').textContent(), /loads when a question needs it/);
+    assert.ok(await shadow(page, '[role=option]').count() > 0);
+    // Choosing meaning is intent: the model arrives and the results upgrade in place.
+    await shadow(page, 'button.mode').filter({ hasText: 'Semantic' }).click();
+    await shadow(page, '.status[data-stage=hybrid]').waitFor({ timeout: 60_000 });
+    assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched once meaning was chosen');
   } finally {
     await ctx.close();
     server.stop();
@@ -171,11 +198,13 @@ test('offline: with the server stopped, a reload still searches', async () => {
     await page.evaluate(() => navigator.serviceWorker.ready);
     await page.reload();
     await page.waitForFunction(() => !!navigator.serviceWorker.controller);
-    await openAndType(page, 'reciprocal rank fusion');
+    // A question that needs meaning, so the model is fetched (and cached) on this visit.
+    await openAndType(page, 'how do hits for exact words and for meaning get merged');
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
     server.stop();
     await new Promise((r) => setTimeout(r, 300));
     await page.reload();
+    // Every word found, but the model is in the cache: it loads at once, offline.
     await openAndType(page, 'quantization scale');
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
     const first = await shadow(page, '[role=option] .crumb').first().textContent();

@@ -71,6 +71,15 @@ class LanternSearch extends HTMLElement {
         // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
         loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: PREFETCH_BYTES })
           .catch(() => Lantern.load(bundle, { onProgress })),
+        // The model is fetched on intent (a question that needs meaning), or at once when the
+        // service worker already holds it (content-addressed under the model folder).
+        modelCached: async () => {
+          try {
+            const base = new URL(model).pathname;
+            const keys = await (await caches.open('lantern-immutable-v1')).keys();
+            return keys.some((r) => { const p = new URL(r.url).pathname; return p.startsWith(base) && p.endsWith('.onnx'); });
+          } catch { return false; }
+        },
         loadSemantic: (rt, onProgress) => rt.loadSemantic({
           modelUrl: model,
           onProgress: (p) => { if (p.stage === 'model') onProgress(p); },

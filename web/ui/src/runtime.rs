@@ -24,7 +24,8 @@ pub async fn ask(
 
 #[wasm_bindgen]
 extern "C" {
-    /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress), saveData, proxy, ask }`
+    /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress), modelCached(), saveData,
+    /// proxy, ask }`
     /// from widget.js.
     #[derive(Clone)]
     pub type Bridge;
@@ -32,6 +33,8 @@ extern "C" {
     fn load_bundle(this: &Bridge, on_progress: &JsValue) -> Promise;
     #[wasm_bindgen(method, js_name = loadSemantic)]
     fn load_semantic(this: &Bridge, runtime: &Runtime, on_progress: &JsValue) -> Promise;
+    #[wasm_bindgen(method, js_name = modelCached)]
+    fn model_cached_js(this: &Bridge) -> Promise;
     /// The reader's browser asks to save data (`navigator.connection.saveData`).
     #[wasm_bindgen(method, getter, js_name = saveData)]
     pub fn save_data(this: &Bridge) -> bool;
@@ -106,6 +109,16 @@ pub async fn load_bundle(
         .await
         .map(|v| v.unchecked_into())
         .map_err(message)
+}
+
+/// True when the service worker's cache already holds the model, so loading it costs no
+/// download.
+pub async fn model_cached(bridge: &Bridge) -> bool {
+    JsFuture::from(bridge.model_cached_js())
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }
 
 pub async fn load_semantic(

@@ -12,7 +12,7 @@ use crate::answer::answer_panel;
 use crate::recent;
 use crate::results::ResultsBody;
 use crate::runtime::{self, Bridge, Progress, Runtime};
-use crate::state::{flat_hits, hit_link, keep_active, step, Answer, Stage, K};
+use crate::state::{flat_hits, hit_link, keep_active, needs_model, step, Answer, Stage, K};
 
 /// State shared by the components; every field is a cheap, copyable handle.
 #[derive(Clone, Copy)]
@@ -76,8 +76,12 @@ impl Ctx {
                         .min(r.hits.len().saturating_sub(1))
                 };
                 self.shown.set_value(asked);
+                let wants_model = needs_model(&r, mode);
                 self.results.set(Some(r));
                 self.active.set(active);
+                if wants_model {
+                    self.load_model();
+                }
             }
             Ok(_) => {}
             Err(e) => self.stage.set(Stage::Failed(e)),
@@ -110,7 +114,8 @@ impl Ctx {
         });
     }
 
-    /// Loads the bundle, shows keyword results, then loads the embedder and upgrades them.
+    /// Loads the bundle, shows keyword results, then the query table's quick meaning; the
+    /// model follows on intent ([`Ctx::load_model`]).
     fn load(self) {
         self.stage.set(Stage::Bundle(Progress::default()));
         let stage = self.stage;
@@ -137,7 +142,32 @@ impl Ctx {
                 stage.set(Stage::SaveData(quick));
                 return;
             }
-            stage.set(Stage::Model(Progress::default(), quick));
+            // The model is 23 MB: fetched at once only when the service worker already holds
+            // it, else when a question needs meaning (see `needs_model`).
+            stage.set(Stage::Ready(quick));
+            let weak = self.results.with_untracked(|r| {
+                r.as_ref()
+                    .is_some_and(|r| needs_model(r, self.mode.get_untracked()))
+            });
+            if weak || runtime::model_cached(&b).await {
+                self.load_model();
+            }
+        });
+    }
+
+    /// Starts the model's download unless it is loading, loaded or not to be loaded; the
+    /// visible results are upgraded in place when it arrives.
+    pub fn load_model(self) {
+        let Stage::Ready(quick) = self.stage.get_untracked() else {
+            return;
+        };
+        let Some(rt) = self.runtime.get_value() else {
+            return;
+        };
+        let b = self.bridge.get_value();
+        let stage = self.stage;
+        stage.set(Stage::Model(Progress::default(), quick));
+        spawn_local(async move {
             match runtime::load_semantic(&b, &rt, move |p| stage.set(Stage::Model(p, quick))).await
             {
                 Ok(()) => {

@@ -1,7 +1,7 @@
 //! The UI's plain state: what is loaded, what the status line says, which option is active.
 //! No Leptos in here, so the logic reads (and tests) like ordinary Rust.
 
-use lantern_engine::{highlight_segments, AskOutcome, Hit, Results};
+use lantern_engine::{highlight_segments, AskOutcome, Hit, Mode, Results};
 
 use crate::runtime::Progress;
 
@@ -14,6 +14,9 @@ pub enum Stage {
     Idle,
     Bundle(Progress),
     Keyword,
+    /// Results are shown and the model waits for a question that needs it (see
+    /// [`needs_model`]); `quick`: results carry the query table's meaning.
+    Ready(bool),
     /// The model is downloading; `quick`: results meanwhile carry the query table's meaning.
     Model(Progress, bool),
     Hybrid,
@@ -43,6 +46,12 @@ impl Stage {
                     (l, _) => format!("{now} · loading semantic search {}", mb(l)),
                 }
             }
+            Stage::Ready(true) => {
+                "Keywords + quick meaning · the full model loads when a question needs it".into()
+            }
+            Stage::Ready(false) => {
+                "Keyword search · semantic search loads when a question needs it".into()
+            }
             Stage::Hybrid => "Hybrid search (keywords + meaning)".into(),
             Stage::SaveData(true) => {
                 "Keywords + quick meaning (the model is not downloaded: Save-Data is on)".into()
@@ -60,6 +69,7 @@ impl Stage {
             Stage::Idle => "idle",
             Stage::Bundle(_) => "bundle",
             Stage::Keyword => "keyword",
+            Stage::Ready(_) => "ready",
             Stage::Model(..) => "model",
             Stage::Hybrid => "hybrid",
             Stage::SaveData(_) => "save-data",
@@ -70,6 +80,18 @@ impl Stage {
     /// Something is downloading.
     pub fn loading(&self) -> bool {
         matches!(self, Stage::Model(..) | Stage::Bundle(_))
+    }
+}
+
+/// Whether results call for the model (23 MB, so only on intent): meaning was asked for
+/// (vector mode), or keyword evidence is weak: no good match, or no section holds every word
+/// of the question (paraphrases, where meaning helps most). A question whose words a section
+/// holds is answered well without it.
+pub fn needs_model(r: &Results, mode: Mode) -> bool {
+    match mode {
+        Mode::Keyword => false,
+        Mode::Vector => true,
+        Mode::Hybrid => r.no_good_match || !r.all_words,
     }
 }
 
@@ -198,6 +220,28 @@ mod tests {
         assert_eq!(keep_active(1, &old, &[hit(7), hit(8), hit(9)]), 1);
         assert_eq!(keep_active(2, &old, &[hit(7)]), 0);
         assert_eq!(keep_active(0, &old, &[]), 0);
+    }
+
+    #[test]
+    fn the_model_is_wanted_only_when_results_need_meaning() {
+        let r = |no_good_match, all_words| Results {
+            mode: Mode::Hybrid,
+            hits: Vec::new(),
+            pages: Vec::new(),
+            no_good_match,
+            best_cosine: None,
+            all_words,
+            approximate: true,
+            missing: Vec::new(),
+        };
+        // Every word found: keyword evidence answers; the reader does not pay for the model.
+        assert!(!needs_model(&r(false, true), Mode::Hybrid));
+        // A paraphrase (no section holds every word) or no good match: meaning helps.
+        assert!(needs_model(&r(false, false), Mode::Hybrid));
+        assert!(needs_model(&r(true, true), Mode::Hybrid));
+        // Choosing meaning asks for it; choosing keywords never does.
+        assert!(needs_model(&r(false, true), Mode::Vector));
+        assert!(!needs_model(&r(true, false), Mode::Keyword));
     }
 
     #[test]
