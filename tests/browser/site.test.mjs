@@ -31,7 +31,8 @@ function siteCopy() {
   return dir;
 }
 
-test('nothing loads before focus; keyword results first, then hybrid in place when the question needs meaning', async () => {
+/** Runs `fn` on a fresh page of a served copy of the demo site, with the paths it requested. */
+async function onDemoSite(fn) {
   const server = await serve(siteCopy());
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
@@ -39,54 +40,47 @@ test('nothing loads before focus; keyword results first, then hybrid in place wh
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
   try {
     await page.goto(server.url + 'index.html');
-    await page.waitForTimeout(300);
-    assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
-    // No section holds every word of this paraphrase: the model is fetched for it.
-    const input = await openAndType(page, 'can I look things up without an internet connection');
-    // Keyword results, or already the query table's quick meaning: both come before the model.
-    await shadow(page, '.mode-used').filter({ hasText: /^keyword (\+ quick meaning )?results$/ }).waitFor({ timeout: 10_000 });
-    await page.screenshot({ path: join(shots, 'keyword-results.png') });
-    assert.ok(await shadow(page, '[role=option]').count() > 0);
-    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
-    await page.screenshot({ path: join(shots, 'hybrid-results.png') });
-    assert.equal(await input.inputValue(), 'can I look things up without an internet connection', 'the query survives the upgrade');
-    assert.match(await shadow(page, '.status').textContent(), /Hybrid/);
-    const listbox = shadow(page, '[role=listbox]');
-    assert.equal(await listbox.count(), 1);
-    assert.equal(await input.getAttribute('aria-expanded'), 'true');
-    assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
-    assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
+    await fn(page, requests);
   } finally {
     await ctx.close();
     server.stop();
   }
-});
+}
 
-test('a question whose words a section holds: no model download, until meaning is chosen', async () => {
-  const server = await serve(siteCopy());
-  const ctx = await chrome.newContext();
-  const page = await ctx.newPage();
-  const requests = [];
-  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
-  try {
-    await page.goto(server.url + 'index.html');
-    await openAndType(page, 'reciprocal rank fusion');
-    await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 30_000 });
-    await shadow(page, '.status[data-stage=ready]').waitFor({ timeout: 10_000 });
-    await page.waitForTimeout(1500);
-    const model = /\.onnx$|embed_wasm|embed-worker/;
-    assert.ok(!requests.some((p) => model.test(p)), `model requested: ${requests.join(' ')}`);
-    assert.match(await shadow(page, '.status').textContent(), /loads when a question needs it/);
-    assert.ok(await shadow(page, '[role=option]').count() > 0);
-    // Choosing meaning is intent: the model arrives and the results upgrade in place.
-    await shadow(page, 'button.mode').filter({ hasText: 'Semantic' }).click();
-    await shadow(page, '.status[data-stage=hybrid]').waitFor({ timeout: 60_000 });
-    assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched once meaning was chosen');
-  } finally {
-    await ctx.close();
-    server.stop();
-  }
-});
+test('nothing loads before focus; keyword results first, then hybrid in place when the question needs meaning', () => onDemoSite(async (page, requests) => {
+  await page.waitForTimeout(300);
+  assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
+  // No section holds every word of this paraphrase: the model is fetched for it.
+  const input = await openAndType(page, 'can I look things up without an internet connection');
+  // Keyword results, or already the query table's quick meaning: both come before the model.
+  await shadow(page, '.mode-used').filter({ hasText: /^keyword (\+ quick meaning )?results$/ }).waitFor({ timeout: 10_000 });
+  await page.screenshot({ path: join(shots, 'keyword-results.png') });
+  assert.ok(await shadow(page, '[role=option]').count() > 0);
+  await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+  await page.screenshot({ path: join(shots, 'hybrid-results.png') });
+  assert.equal(await input.inputValue(), 'can I look things up without an internet connection', 'the query survives the upgrade');
+  assert.match(await shadow(page, '.status').textContent(), /Hybrid/);
+  const listbox = shadow(page, '[role=listbox]');
+  assert.equal(await listbox.count(), 1);
+  assert.equal(await input.getAttribute('aria-expanded'), 'true');
+  assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
+  assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
+}));
+
+test('a question whose words a section holds: no model download, until meaning is chosen', () => onDemoSite(async (page, requests) => {
+  await openAndType(page, 'reciprocal rank fusion');
+  await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 30_000 });
+  await shadow(page, '.status[data-stage=ready]').waitFor({ timeout: 10_000 });
+  await page.waitForTimeout(1500);
+  const model = /\.onnx$|embed_wasm|embed-worker/;
+  assert.ok(!requests.some((p) => model.test(p)), `model requested: ${requests.join(' ')}`);
+  assert.match(await shadow(page, '.status').textContent(), /loads when a question needs it/);
+  assert.ok(await shadow(page, '[role=option]').count() > 0);
+  // Choosing meaning is intent: the model arrives and the results upgrade in place.
+  await shadow(page, 'button.mode').filter({ hasText: 'Semantic' }).click();
+  await shadow(page, '.status[data-stage=hybrid]').waitFor({ timeout: 60_000 });
+  assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched once meaning was chosen');
+}));
 
 test('keyboard: arrows move, Enter opens the section, Esc closes', async () => {
   const server = await serve(siteCopy());

@@ -57,7 +57,12 @@ extern "C" {
 
 /// Waits for the bundle's query table; true once it is attached.
 pub async fn load_query_table(runtime: &Runtime) -> bool {
-    JsFuture::from(runtime.load_query_table_js())
+    resolves_true(runtime.load_query_table_js()).await
+}
+
+/// A promise that resolves to `true`; a rejection or any other value counts as false.
+async fn resolves_true(p: Promise) -> bool {
+    JsFuture::from(p)
         .await
         .ok()
         .and_then(|v| v.as_bool())
@@ -114,11 +119,7 @@ pub async fn load_bundle(
 /// True when the service worker's cache already holds the model, so loading it costs no
 /// download.
 pub async fn model_cached(bridge: &Bridge) -> bool {
-    JsFuture::from(bridge.model_cached_js())
-        .await
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
+    resolves_true(bridge.model_cached_js()).await
 }
 
 pub async fn load_semantic(
