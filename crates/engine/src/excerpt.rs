@@ -74,8 +74,12 @@ impl Engine {
             from -= 1;
         }
         if from > 0 {
-            if let Some(sp) = text[from..start].find(char::is_whitespace) {
-                from += sp + 1;
+            // Past the whitespace character, which may be wider than a byte (a no-break space).
+            if let Some((sp, ws)) = text[from..start]
+                .char_indices()
+                .find(|(_, c)| c.is_whitespace())
+            {
+                from += sp + ws.len_utf8();
             }
         }
         let mut to = (from + EXCERPT_CHARS).min(text.len());
