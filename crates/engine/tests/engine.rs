@@ -190,30 +190,36 @@ fn repeated_and_pasted_words_cost_nothing_extra() {
 
 #[test]
 fn excerpts_cut_after_wide_whitespace() {
-    // The excerpt backs up from the match to a word boundary; here the boundary is a no-break
-    // space (two bytes), as in the box-drawing trees of some docs.
-    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
-    let p = w.add_page(
-        "/tree.html",
-        "Tree",
-        "tree.md",
-        lantern_engine::Lang::English,
-    );
-    let text = format!(
-        "{}\u{a0}{} zebrafinch and more",
-        "a".repeat(60),
-        "b".repeat(30)
-    );
-    w.add_chunk(p, vec!["Tree".into()], "tree", &text);
-    let bundle = w.finish(vec![vec![1.0, 0.0, 0.0, 0.0]]).unwrap();
-    let e = Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap());
-    let r = e.search("zebrafinch", None, Mode::Keyword, 5);
-    let hit = &r.hits[0];
-    assert!(hit.excerpt.starts_with("…bbb"), "{}", hit.excerpt);
-    let marked: Vec<String> = highlight_segments(&hit.excerpt, &hit.highlights)
-        .into_iter()
-        .filter(|(_, m)| *m)
-        .map(|(s, _)| s)
-        .collect();
-    assert_eq!(marked, ["zebrafinch"]);
+    // The excerpt backs up from the match to a word boundary; here the boundary is whitespace
+    // wider than a byte (a no-break space in the box-drawing trees of some docs, and every
+    // other kind Unicode has).
+    for ws in (0..=0x10ffff_u32)
+        .filter_map(char::from_u32)
+        .filter(|c| c.is_whitespace())
+    {
+        let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
+        let p = w.add_page(
+            "/tree.html",
+            "Tree",
+            "tree.md",
+            lantern_engine::Lang::English,
+        );
+        let text = format!(
+            "{}{ws}{} zebrafinch and more",
+            "a".repeat(60),
+            "b".repeat(30)
+        );
+        w.add_chunk(p, vec!["Tree".into()], "tree", &text);
+        let bundle = w.finish(vec![vec![1.0, 0.0, 0.0, 0.0]]).unwrap();
+        let e = Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap());
+        let r = e.search("zebrafinch", None, Mode::Keyword, 5);
+        let hit = &r.hits[0];
+        assert!(hit.excerpt.starts_with("…bbb"), "{:?}: {}", ws, hit.excerpt);
+        let marked: Vec<String> = highlight_segments(&hit.excerpt, &hit.highlights)
+            .into_iter()
+            .filter(|(_, m)| *m)
+            .map(|(s, _)| s)
+            .collect();
+        assert_eq!(marked, ["zebrafinch"], "{ws:?}");
+    }
 }
