@@ -6,9 +6,14 @@ use lantern_engine::{
     ModelInfo,
 };
 
+/// A writer for bundles of 4-dimensional hand-made vectors.
+fn toy_writer() -> BundleWriter {
+    BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5)
+}
+
 /// Four sections on two pages; each vector points along its own axis.
 fn engine() -> Engine {
-    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
+    let mut w = toy_writer();
     let a = w.add_page(
         "/cache.html",
         "Build cache",
@@ -197,13 +202,8 @@ fn excerpts_cut_after_wide_whitespace() {
         .filter_map(char::from_u32)
         .filter(|c| c.is_whitespace())
     {
-        let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 4, 64), 0.5);
-        let p = w.add_page(
-            "/tree.html",
-            "Tree",
-            "tree.md",
-            lantern_engine::Lang::English,
-        );
+        let mut w = toy_writer();
+        let p = w.add_page("/t.html", "T", "t.md", lantern_engine::Lang::English);
         let text = format!(
             "{}{ws}{} zebrafinch and more",
             "a".repeat(60),
