@@ -101,6 +101,17 @@ impl PageScore {
     pub const BEST_SECTION: PageScore = PageScore::Sections(0.0);
 }
 
+/// The best keyword hit's BM25 over `bound`, the most a chunk could score for the query, in
+/// `[0, 1]`.
+pub(crate) fn strength(keyword: &[(u32, f32)], bound: f32) -> f32 {
+    let best = keyword.first().map_or(0.0, |&(_, s)| s);
+    if bound > 0.0 {
+        (best / bound).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
 /// The evidence fusion works from, for one query.
 pub(crate) struct Evidence<'a> {
     /// Keyword hits, best first, with BM25 scores.
@@ -116,12 +127,7 @@ pub(crate) struct Evidence<'a> {
 impl Evidence<'_> {
     /// The query's best BM25 over the most a chunk could score for it, in `[0, 1]`.
     fn strength(&self) -> f32 {
-        let best = self.keyword.first().map_or(0.0, |&(_, s)| s);
-        if self.keyword_bound > 0.0 {
-            (best / self.keyword_bound).clamp(0.0, 1.0)
-        } else {
-            0.0
-        }
+        strength(self.keyword, self.keyword_bound)
     }
 
     /// Adds `kw_weight * bm25 / best + vec_weight * normalized cosine` for every candidate.

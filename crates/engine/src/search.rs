@@ -13,7 +13,7 @@ use crate::bm25::Want;
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
-use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
+use crate::fusion::{best_per_page, pooled_pages, strength, Evidence, Fusion, PageScore};
 use crate::query::Query;
 use crate::vector::VectorHit;
 
@@ -148,6 +148,11 @@ pub struct Results {
     /// The best keyword hit contains every word of the query: lexical evidence strong enough
     /// to answer whatever the cosine says.
     pub all_words: bool,
+    /// The best keyword hit's BM25 over the most any section could score for this query, in
+    /// `[0, 1]`: how much of the query (weighted by rarity) the docs' best match holds. A word
+    /// the docs never use counts against it in full. 0 without keyword evidence.
+    #[serde(default)]
+    pub keyword_strength: f32,
     /// The query vector came from the bundle's query table, not the model
     /// ([`Engine::search_table`]): meaning is approximate and "no good match" rests on the
     /// keyword evidence alone.
@@ -499,6 +504,7 @@ impl Engine {
             no_good_match,
             best_cosine,
             all_words,
+            keyword_strength: strength(&keyword, keyword_bound),
             approximate: approximate && mode != Mode::Keyword,
             missing: Vec::new(),
         }
@@ -513,6 +519,7 @@ impl Engine {
             no_good_match: false,
             best_cosine: None,
             all_words: false,
+            keyword_strength: 0.0,
             approximate: false,
             missing: self.bundle.wanted_names(want.take()),
         }

@@ -80,6 +80,25 @@ fn keyword_vector_and_hybrid_modes() {
 }
 
 #[test]
+fn keyword_strength_says_how_much_of_the_query_the_best_section_holds() {
+    let e = engine();
+    let strength = |q: &str| e.search(q, None, Mode::Keyword, 5).keyword_strength;
+    let whole = strength("delete cache file scratch");
+    let half = strength("delete cache zeppelin hangar");
+    let none = strength("zeppelin hangar");
+    assert!(
+        whole > 0.5 && whole <= 1.0,
+        "every word in one section: {whole}"
+    );
+    // Words the docs never use count against it in full.
+    assert!(
+        half > 0.0 && half < whole,
+        "half the words unknown: {half} vs {whole}"
+    );
+    assert_eq!(none, 0.0, "no keyword evidence");
+}
+
+#[test]
 fn highlights_are_utf16_offsets_of_whole_words() {
     let e = engine();
     let r = e.search("café", None, Mode::Keyword, 5);

@@ -110,6 +110,8 @@ pub struct Outcome {
     pub best_cosine: Option<f32>,
     /// A section contains every query word (which answers whatever the cosine says).
     pub all_words: bool,
+    /// The results' keyword strength (see `Results::keyword_strength`).
+    pub keyword_strength: f32,
     pub ms: f64,
 }
 
@@ -220,6 +222,7 @@ pub fn outcome(
         no_good_match: r.no_good_match,
         best_cosine: r.best_cosine,
         all_words: r.all_words,
+        keyword_strength: r.keyword_strength,
         ms,
     }
 }
@@ -485,16 +488,20 @@ pub fn one_question(n: usize) -> f64 {
 
 /// Area under the ROC curve of `best_cosine` as a score for "answerable".
 pub fn auroc(outcomes: &[Outcome]) -> Option<f64> {
-    let pos: Vec<f32> = outcomes
-        .iter()
-        .filter(|o| o.answerable)
-        .filter_map(|o| o.best_cosine)
-        .collect();
-    let neg: Vec<f32> = outcomes
-        .iter()
-        .filter(|o| !o.answerable)
-        .filter_map(|o| o.best_cosine)
-        .collect();
+    auroc_by(outcomes, |o| o.best_cosine)
+}
+
+/// Area under the ROC curve of `score` as a score for "answerable" (questions it gives no
+/// score are left out).
+pub fn auroc_by(outcomes: &[Outcome], score: impl Fn(&Outcome) -> Option<f32>) -> Option<f64> {
+    let of = |answerable: bool| -> Vec<f32> {
+        outcomes
+            .iter()
+            .filter(|o| o.answerable == answerable)
+            .filter_map(&score)
+            .collect()
+    };
+    let (pos, neg) = (of(true), of(false));
     if pos.is_empty() || neg.is_empty() {
         return None;
     }
@@ -579,6 +586,7 @@ mod tests {
             no_good_match: false,
             best_cosine: Some(cos),
             all_words: false,
+            keyword_strength: 0.0,
             ms: 0.0,
         }
     }

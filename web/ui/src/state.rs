@@ -231,6 +231,7 @@ mod tests {
             no_good_match,
             best_cosine: None,
             all_words,
+            keyword_strength: 0.0,
             approximate: true,
             missing: Vec::new(),
         };
