@@ -13,7 +13,8 @@ use anyhow::{bail, Context, Result};
 use lantern_engine::{Fusion, Mode, PageScore, VectorNorm};
 
 use crate::eval::{
-    auroc, embed_all, load_golden, metrics, one_question, outcome, Metrics, Outcome, Question,
+    auroc, auroc_by, embed_all, load_golden, metrics, one_question, outcome, Metrics, Outcome,
+    Question,
 };
 use crate::searcher::{QueryEncoder, Searcher};
 
@@ -436,11 +437,14 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
             writeln!(out, "{}: AUROC of the best cosine {auc:.3}", l.name)?;
         }
     }
-    let rate = |o: &[Outcome], t: f32, answerable: bool| {
-        let set: Vec<&Outcome> = o.iter().filter(|o| o.answerable == answerable).collect();
-        let abstains = |o: &&&Outcome| !o.all_words && o.best_cosine.is_some_and(|c| c < t);
-        (!set.is_empty()).then(|| set.iter().filter(abstains).count() as f64 / set.len() as f64)
-    };
+    // Abstains when `score` is under `t` and no section holds every word.
+    let rate =
+        |o: &[Outcome], score: &dyn Fn(&Outcome) -> Option<f32>, t: f32, answerable: bool| {
+            let set: Vec<&Outcome> = o.iter().filter(|o| o.answerable == answerable).collect();
+            let abstains = |o: &&&Outcome| !o.all_words && score(o).is_some_and(|c| c < t);
+            (!set.is_empty()).then(|| set.iter().filter(abstains).count() as f64 / set.len() as f64)
+        };
+    let cosine = |o: &Outcome| o.best_cosine;
     let mut header = format!("{:>5}", "t");
     for l in loaded {
         header += &format!("  {:>24}", format!("{}: unans / answerable", l.name));
@@ -452,8 +456,8 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
         let mut line = format!("{t:>5.2}");
         let mut all_meet = true;
         for o in &outcomes {
-            let un = rate(o, t, false);
-            let an = rate(o, t, true).unwrap_or(0.0);
+            let un = rate(o, &cosine, t, false);
+            let an = rate(o, &cosine, t, true).unwrap_or(0.0);
             all_meet &= un.is_none_or(|u| u >= ABSTAIN_TARGET);
             let un = un.map_or("-".to_string(), |u| format!("{:.0}%", u * 100.0));
             line += &format!("  {:>24}", format!("{un} / {:.1}%", an * 100.0));
@@ -471,5 +475,36 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
         chosen.map_or("none meets the target".into(), |t| format!("{t:.2}")),
         manifest.abstain_cosine
     )?;
+
+    // A candidate signal, reported for comparison: the cosine plus a share of the keyword
+    // strength (how much of the query, by rarity, the best section holds).
+    writeln!(
+        out,
+        "cosine + w x keyword strength: AUROC per set, and the lowest t declining the target everywhere"
+    )?;
+    for w in [0.1f32, 0.2, 0.3, 0.5] {
+        let score = |o: &Outcome| o.best_cosine.map(|c| c + w * o.keyword_strength);
+        let mut line = format!("w={w:.1}");
+        for (l, o) in loaded.iter().zip(&outcomes) {
+            if let Some(auc) = auroc_by(o, score) {
+                line += &format!("  {} AUROC {auc:.3}", l.name);
+            }
+        }
+        let pick = (25..=80).map(|s| s as f32 / 100.0).find(|&t| {
+            outcomes
+                .iter()
+                .all(|o| rate(o, &score, t, false).is_none_or(|u| u >= ABSTAIN_TARGET))
+        });
+        if let Some(t) = pick {
+            line += &format!("; t={t:.2}:");
+            for (l, o) in loaded.iter().zip(&outcomes) {
+                let un =
+                    rate(o, &score, t, false).map_or("-".into(), |u| format!("{:.0}%", u * 100.0));
+                let an = rate(o, &score, t, true).unwrap_or(0.0);
+                line += &format!(" {} {un} / {:.1}%", l.name, an * 100.0);
+            }
+        }
+        writeln!(out, "{line}")?;
+    }
     Ok(())
 }
