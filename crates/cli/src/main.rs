@@ -151,6 +151,9 @@ fn run_writing(command: Command) -> Result<()> {
         Command::Eval(args) => {
             let mut searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
             searcher.set_encoder(args.query_encoder)?;
+            if let Some(path) = &args.query_vectors {
+                searcher.use_query_vectors(path)?;
+            }
             eval::evaluate(
                 &searcher,
                 &args.golden,

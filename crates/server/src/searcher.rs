@@ -34,6 +34,9 @@ pub struct Searcher {
     encoder: QueryEncoder,
     /// Why the query table beside the bundle could not be used.
     table_error: Option<String>,
+    /// Query vectors made elsewhere, by text: they replace the encoder (studies of other
+    /// query-side encoders, `lantern eval --query-vectors`).
+    given: Option<std::collections::HashMap<String, Vec<f32>>>,
 }
 
 /// What embeds a query.
@@ -114,6 +117,25 @@ impl Searcher {
         Ok(())
     }
 
+    /// Takes query vectors from `path` from now on: a JSON object from query text to a vector
+    /// of the bundle's dimensions, made by another encoder.
+    pub fn use_query_vectors(&mut self, path: &Path) -> Result<()> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let given: std::collections::HashMap<String, Vec<f32>> = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a JSON object of query vectors", path.display()))?;
+        let dim = self.engine.bundle().header().model.dim as usize;
+        if let Some((q, v)) = given.iter().find(|(_, v)| v.len() != dim) {
+            bail!(
+                "{}: the vector of {q:?} has {} values, the bundle's have {dim}",
+                path.display(),
+                v.len()
+            );
+        }
+        self.given = Some(given);
+        Ok(())
+    }
+
     /// What embeds queries.
     pub fn encoder(&self) -> QueryEncoder {
         self.encoder
@@ -138,6 +160,7 @@ impl Searcher {
             bytes: bytes.len(),
             encoder: QueryEncoder::Model,
             table_error: None,
+            given: None,
         })
     }
 
@@ -198,6 +221,12 @@ impl Searcher {
 
     /// The query vector for `text`; `None` when opened keyword-only.
     pub fn embed(&self, text: &str) -> Result<Option<Vec<f32>>> {
+        if let Some(given) = &self.given {
+            return match given.get(text) {
+                Some(v) => Ok(Some(v.clone())),
+                None => bail!("no query vector was given for {text:?}"),
+            };
+        }
         match (&self.embedder, self.encoder) {
             (_, QueryEncoder::Table) => Ok(self.engine.table_vector(text)),
             (Some(e), QueryEncoder::Model) => Ok(Some(e.embed(text)?)),

@@ -202,6 +202,38 @@ fn the_searcher_uses_the_table_beside_the_bundle() {
 }
 
 #[test]
+fn query_vectors_from_another_encoder_replace_the_model_and_are_checked() {
+    use lantern_server::Searcher;
+    let b = built();
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Searcher::open(&b.bundle, Some(&common::model_dir())).unwrap();
+    let model_v = s.embed("dark mode colors").unwrap().unwrap();
+    // The model's vector of another question, given for this one: what is given is used.
+    let other = s
+        .embed("requests cancelled after thirty seconds")
+        .unwrap()
+        .unwrap();
+    let given = dir.path().join("given.json");
+    std::fs::write(
+        &given,
+        serde_json::json!({ "dark mode colors": other }).to_string(),
+    )
+    .unwrap();
+    s.use_query_vectors(&given).unwrap();
+    let v = s.embed("dark mode colors").unwrap().unwrap();
+    assert_eq!(v, other);
+    assert_ne!(v, model_v);
+    let err = s.embed("a question nobody gave").unwrap_err();
+    assert!(err.to_string().contains("no query vector"), "{err}");
+    // Wrong dimensions and a file that is not vectors are refused when read.
+    std::fs::write(&given, r#"{"dark mode colors": [0.5, 0.5]}"#).unwrap();
+    let err = s.use_query_vectors(&given).unwrap_err();
+    assert!(format!("{err:#}").contains("has 2 values"), "{err:#}");
+    std::fs::write(&given, b"\xff\x00 not json").unwrap();
+    assert!(s.use_query_vectors(&given).is_err());
+}
+
+#[test]
 fn rank_zero_writes_no_table_and_removes_an_old_one() {
     let b = built();
     let dir = tempfile::tempdir().unwrap();
