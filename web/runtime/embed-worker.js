@@ -18,11 +18,16 @@ self.onmessage = async (event) => {
       const manifest = new WasmManifest(manifestBytes);
       self.postMessage({ type: 'manifest', sha256: manifest.sha256 });
       const progress = (file) => (p) => self.postMessage({ type: 'progress', file, ...p });
+      // The packed model (a few bits a weight) when the site publishes one: about half the
+      // bytes of the model file, decoded here into the same graph.
+      const packed = manifest.packedFile;
       const [model, tokenizer] = await Promise.all([
-        fetchBytes(new URL(manifest.modelFile, msg.manifestUrl).href, progress('model')),
+        fetchBytes(new URL(packed ?? manifest.modelFile, msg.manifestUrl).href, progress('model')),
         fetchBytes(new URL(manifest.tokenizerFile, msg.manifestUrl).href, progress('tokenizer')),
       ]);
-      embedder = new WasmEmbedder(manifest, model, tokenizer);
+      embedder = packed
+        ? WasmEmbedder.fromPacked(manifest, model, tokenizer)
+        : new WasmEmbedder(manifest, model, tokenizer);
       self.postMessage({ type: 'ready' });
     } catch (err) {
       self.postMessage({ type: 'error', message: message(err) });

@@ -167,6 +167,9 @@ pub enum Command {
     #[command(hide = true)]
     Embed {
         text: String,
+        /// Embed with the model as packed for readers' browsers (what their queries get).
+        #[arg(long)]
+        packed: bool,
         #[command(flatten)]
         model: ModelArg,
     },

@@ -110,8 +110,9 @@ fn run_writing(command: Command) -> Result<()> {
                 .iter()
                 .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
             let dir = model.dir();
+            // The packed model is checked against the bundle through the model folder too.
             let needs_model = mode != lantern_engine::Mode::Keyword
-                && query_encoder == lantern_server::QueryEncoder::Model;
+                && query_encoder != lantern_server::QueryEncoder::Table;
             let mut searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
             searcher.set_encoder(query_encoder)?;
             let started = std::time::Instant::now();
@@ -205,8 +206,18 @@ fn run_writing(command: Command) -> Result<()> {
             proxy::run(c, addr)?;
         }
         Command::Serve { dir, addr } => serve::serve(dir, addr)?,
-        Command::Embed { text, model } => {
-            let v = Model::open(&model.dir())?.embedder()?.embed(&text)?;
+        Command::Embed {
+            text,
+            packed,
+            model,
+        } => {
+            let model = Model::open(&model.dir())?;
+            let embedder = if packed {
+                model.packed_embedder()?
+            } else {
+                model.embedder()?
+            };
+            let v = embedder.embed(&text)?;
             writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
         }
         Command::PrepareModel {

@@ -46,6 +46,50 @@ impl Embedder {
                 manifest.tokenizer_sha256
             )));
         }
+        Self::build(manifest, onnx, tokenizer_json)
+    }
+
+    /// Builds the embedder from the model packed small ([`crate::pack`]), checked against the
+    /// manifest's `packed` entry: approximate vectors of the same model, for queries.
+    pub fn from_packed(manifest: &Manifest, packed: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
+        manifest.validate()?;
+        let Some(entry) = &manifest.packed else {
+            return Err(Error::Manifest("the manifest names no packed model".into()));
+        };
+        if sha256_hex(packed) != entry.sha256 {
+            return Err(Error::Mismatch(format!(
+                "the packed model does not match the manifest's sha256 {}",
+                entry.sha256
+            )));
+        }
+        if sha256_hex(tokenizer_json) != manifest.tokenizer_sha256 {
+            return Err(Error::Mismatch(format!(
+                "the tokenizer file does not match the manifest's sha256 {}",
+                manifest.tokenizer_sha256
+            )));
+        }
+        let proto = crate::pack::unpack_proto(packed)?;
+        let model = onnx_loader()
+            .model_for_proto_model(&proto)
+            .map_err(model_err)?;
+        drop(proto);
+        Self::finish(manifest, model, tokenizer_json)
+    }
+
+    /// Loads files already checked.
+    fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
+        let model = onnx_loader()
+            .model_for_read(&mut std::io::Cursor::new(onnx))
+            .map_err(model_err)?;
+        Self::finish(manifest, model, tokenizer_json)
+    }
+
+    /// Fixes the inputs, optimises the graph and probes one embedding.
+    fn finish(
+        manifest: &Manifest,
+        mut model: InferenceModel,
+        tokenizer_json: &[u8],
+    ) -> Result<Self> {
         let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
         let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
         counter.with_padding(None);
@@ -58,11 +102,6 @@ impl Embedder {
             }))
             .map_err(tok_err)?;
 
-        let mut model = tract_onnx::onnx()
-            // The file's value_info names a symbolic batch; Lantern always runs batch 1.
-            .with_ignore_value_info(true)
-            .model_for_read(&mut std::io::Cursor::new(onnx))
-            .map_err(model_err)?;
         // The graph names its own length symbol; reuse it so shapes unify.
         let seq = model.sym("sequence");
         for input in 0..3 {
@@ -165,6 +204,11 @@ impl Embedder {
         }
         Ok(pooled)
     }
+}
+
+fn onnx_loader() -> tract_onnx::Onnx {
+    // The file's value_info names a symbolic batch; Lantern always runs batch 1.
+    tract_onnx::onnx().with_ignore_value_info(true)
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).

@@ -9,12 +9,14 @@
 mod embed;
 mod error;
 mod manifest;
+mod pack;
 mod prepare;
 
 pub use embed::{l2_normalize, Embedder};
 pub use error::{Error, Result};
 pub use manifest::{
-    model_dir, sha256_hex, Manifest, Model, ModelFiles, DEFAULT_MODEL_DIR, MANIFEST_FILE,
-    MODEL_DIR_ENV,
+    model_dir, sha256_hex, Manifest, Model, ModelFiles, PackedFile, DEFAULT_MODEL_DIR,
+    MANIFEST_FILE, MODEL_DIR_ENV,
 };
+pub use pack::{pack, unpack, PackSpec, PACK_VERSION};
 pub use prepare::{prepare, prepare_onnx, Prepared};

@@ -66,6 +66,20 @@ pub struct Manifest {
     /// File names in the model folder.
     #[serde(default)]
     pub files: ModelFiles,
+    /// The same model packed small for readers' browsers, when prepared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packed: Option<PackedFile>,
+}
+
+/// The model packed small ([`crate::pack`]): approximate query vectors for far fewer bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PackedFile {
+    /// File name in the model folder.
+    pub file: String,
+    /// sha256 of the packed file (hex).
+    pub sha256: String,
+    /// How it was packed.
+    pub spec: crate::pack::PackSpec,
 }
 
 impl Manifest {
@@ -112,7 +126,11 @@ impl Manifest {
                 self.abstain_cosine
             ));
         }
-        for name in [&self.files.model, &self.files.tokenizer] {
+        let packed_file = self.packed.as_ref().map(|p| &p.file);
+        for name in [&self.files.model, &self.files.tokenizer]
+            .into_iter()
+            .chain(packed_file)
+        {
             let plain = !name.is_empty()
                 && name
                     .chars()
@@ -122,7 +140,20 @@ impl Manifest {
                 return bad(format!("file name {name:?} is not a plain file name"));
             }
         }
-        for sha in [&self.sha256, &self.tokenizer_sha256] {
+        if let Some(p) = &self.packed {
+            let bits = 2..=8;
+            if !bits.contains(&p.spec.bits)
+                || !bits.contains(&p.spec.table_bits)
+                || !(8..=4096).contains(&p.spec.group)
+            {
+                return bad(format!("packed model spec {:?} is not supported", p.spec));
+            }
+        }
+        let packed_sha = self.packed.as_ref().map(|p| &p.sha256);
+        for sha in [&self.sha256, &self.tokenizer_sha256]
+            .into_iter()
+            .chain(packed_sha)
+        {
             if sha.len() != 64 || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
                 return bad(format!("{sha:?} is not a sha256"));
             }
@@ -139,6 +170,9 @@ impl Manifest {
             model: name("model", &self.sha256, "onnx"),
             tokenizer: name("tokenizer", &self.tokenizer_sha256, "json"),
         };
+        if let Some(p) = &mut m.packed {
+            p.file = name("model", &p.sha256, "pack");
+        }
         m
     }
 }
@@ -168,6 +202,8 @@ pub struct Model {
     pub onnx: Vec<u8>,
     /// The tokenizer file's bytes.
     pub tokenizer: Vec<u8>,
+    /// The folder the model was read from.
+    pub dir: PathBuf,
 }
 
 impl Model {
@@ -204,12 +240,43 @@ impl Model {
             manifest,
             onnx,
             tokenizer,
+            dir: dir.to_path_buf(),
         })
     }
 
     /// Loads the embedder.
     pub fn embedder(&self) -> Result<Embedder> {
         Embedder::new(&self.manifest, &self.onnx, &self.tokenizer)
+    }
+
+    /// An embedder running the model as packed for readers' browsers (read from the folder
+    /// now, checked against the manifest): what a reader's queries are embedded with.
+    pub fn packed_embedder(&self) -> Result<Embedder> {
+        let Some(p) = &self.manifest.packed else {
+            return Err(Error::Manifest(format!(
+                "{} names no packed model (run `bash models/fetch.sh`)",
+                self.dir.join(MANIFEST_FILE).display()
+            )));
+        };
+        Embedder::from_packed(&self.manifest, &self.read_packed(p)?, &self.tokenizer)
+    }
+
+    /// The packed model's bytes from the model folder, checked against `entry`'s sha256.
+    pub fn read_packed(&self, entry: &PackedFile) -> Result<Vec<u8>> {
+        let path = self.dir.join(&entry.file);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            Error::Io(format!(
+                "reading {}: {e} (run `bash models/fetch.sh`)",
+                path.display()
+            ))
+        })?;
+        if sha256_hex(&bytes) != entry.sha256 {
+            return Err(Error::Mismatch(format!(
+                "{} does not match the manifest's sha256 (run `bash models/fetch.sh`)",
+                path.display()
+            )));
+        }
+        Ok(bytes)
     }
 }
 
@@ -228,6 +295,7 @@ mod tests {
             max_tokens: 256,
             abstain_cosine: 0.4,
             files: ModelFiles::default(),
+            packed: None,
         }
     }
 

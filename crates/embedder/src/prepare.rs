@@ -13,7 +13,10 @@ use tract_onnx::pb::{self, attribute_proto::AttributeType, AttributeProto, NodeP
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::manifest::{sha256_hex, Manifest, ModelFiles};
+use crate::manifest::{sha256_hex, Manifest, ModelFiles, PackedFile};
+
+/// The packed model's file name in a prepared model folder.
+pub const PACKED_FILE: &str = "model.pack";
 
 /// Prepared files and the manifest that pins them.
 pub struct Prepared {
@@ -21,6 +24,8 @@ pub struct Prepared {
     pub onnx: Vec<u8>,
     /// The tokenizer set to the contract's truncation, without padding.
     pub tokenizer: Vec<u8>,
+    /// The model packed small, when the contract asks for it (its `packed` entry).
+    pub packed: Option<Vec<u8>>,
     /// `contract` with the prepared files' sha256 sums and default file names.
     pub manifest: Manifest,
 }
@@ -35,17 +40,34 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
         ));
     }
     let tokenizer = prepare_tokenizer(tokenizer, contract.max_tokens)?;
+    let packed = match &contract.packed {
+        Some(p) => Some(crate::pack::pack(&onnx, p.spec)?),
+        None => None,
+    };
     let manifest = Manifest {
         sha256: sha256_hex(&onnx),
         tokenizer_sha256: sha256_hex(&tokenizer),
         files: ModelFiles::default(),
+        packed: contract
+            .packed
+            .as_ref()
+            .zip(packed.as_ref())
+            .map(|(p, bytes)| PackedFile {
+                file: PACKED_FILE.into(),
+                sha256: sha256_hex(bytes),
+                spec: p.spec,
+            }),
         ..contract.clone()
     };
     // Loading probes one embedding and checks its dimensions against the contract.
     Embedder::new(&manifest, &onnx, &tokenizer)?;
+    if let Some(bytes) = &packed {
+        Embedder::from_packed(&manifest, bytes, &tokenizer)?;
+    }
     Ok(Prepared {
         onnx,
         tokenizer,
+        packed,
         manifest,
     })
 }

@@ -158,3 +158,72 @@ fn the_contract_comes_from_the_manifest() {
         .expect("refused");
     assert!(e.to_string().contains("sha256"), "{e}");
 }
+
+#[test]
+fn the_packed_model_is_pinned_close_to_the_model_and_far_smaller() {
+    let m = &loaded().model;
+    let entry = m
+        .manifest
+        .packed
+        .as_ref()
+        .expect("the manifest names a packed model");
+    let bytes = m.read_packed(entry).unwrap();
+    // Packing is deterministic: the prepared model packs to the pinned file.
+    let again = lantern_embedder::pack(&m.onnx, entry.spec).unwrap();
+    assert_eq!(sha256_hex(&again), entry.sha256);
+    assert!(
+        bytes.len() * 2 < m.onnx.len(),
+        "{} bytes packed against {}",
+        bytes.len(),
+        m.onnx.len()
+    );
+    let packed = m.packed_embedder().unwrap();
+    let full = &loaded().embedder;
+    let texts = [
+        "How do I install Lantern?",
+        "The builder cuts each page into heading-aware chunks.",
+        "can I look things up without an internet connection",
+        "fn main() { println!(\"hello\"); }",
+    ];
+    for t in texts {
+        let (a, b) = (packed.embed(t).unwrap(), full.embed(t).unwrap());
+        let cos: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!(cos > 0.93 && cos < 0.9999, "{t}: cosine {cos}");
+    }
+    // Meaning survives: a paraphrase is nearer its sentence than an unrelated one.
+    let v = |t: &str| packed.embed(t).unwrap();
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let q = v("search without a network");
+    assert!(
+        dot(&q, &v("Lantern works offline once visited")) > dot(&q, &v("Colors of the dark theme"))
+    );
+}
+
+#[test]
+fn damaged_or_foreign_packed_models_are_refused() {
+    let m = &loaded().model;
+    let entry = m.manifest.packed.as_ref().unwrap();
+    let bytes = m.read_packed(entry).unwrap();
+    let err = |b: &[u8]| lantern_embedder::unpack(b).unwrap_err().to_string();
+    assert!(err(&bytes[..bytes.len() / 2]).contains("truncated"));
+    assert!(err(b"not a model at all").contains("not a Lantern packed model"));
+    assert!(err(&m.onnx).contains("not a Lantern packed model"));
+    let mut future = bytes.clone();
+    future[8] = 99;
+    assert!(err(&future).contains("format 99"));
+    // Flipped bytes in the middle: refused by the manifest's sha256 before decoding.
+    let mut flipped = bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0xff;
+    let e = Embedder::from_packed(&m.manifest, &flipped, &m.tokenizer)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("sha256"), "{e}");
+    // Packing something without int8 weights is a clear error.
+    let spec = entry.spec;
+    let e = lantern_embedder::pack(b"\x00\x01", spec).unwrap_err();
+    assert!(
+        e.to_string().contains("ONNX") || e.to_string().contains("no int8"),
+        "{e}"
+    );
+}

@@ -21,14 +21,17 @@ pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manife
     let prepared = prepare(&read(onnx)?, &read(tokenizer)?, &pinned)?;
     if prepared.manifest != pinned {
         bail!(
-            "prepared model differs from the pinned manifest (got sha256 {}, pinned {})",
-            prepared.manifest.sha256,
-            pinned.sha256
+            "prepared model differs from the pinned manifest {}; prepared:\n{}",
+            pinned_path.display(),
+            String::from_utf8_lossy(&prepared.manifest.to_json())
         );
     }
     let m = &prepared.manifest;
     write_atomic(&out.join(&m.files.model), &prepared.onnx)?;
     write_atomic(&out.join(&m.files.tokenizer), &prepared.tokenizer)?;
+    if let (Some(p), Some(bytes)) = (&m.packed, &prepared.packed) {
+        write_atomic(&out.join(&p.file), bytes)?;
+    }
     Ok(prepared.manifest)
 }
 
@@ -38,10 +41,19 @@ pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manife
 pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     let m = model.manifest.content_addressed();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for (name, bytes) in [
+    // Readers' browsers fetch the packed model instead of the model file when there is one.
+    let packed = match (&model.manifest.packed, &m.packed) {
+        (Some(src), Some(dst)) => Some((&dst.file, model.read_packed(src)?)),
+        _ => None,
+    };
+    let files = [
         (&m.files.model, &model.onnx),
         (&m.files.tokenizer, &model.tokenizer),
-    ] {
+    ];
+    for (name, bytes) in files
+        .into_iter()
+        .chain(packed.as_ref().map(|(n, b)| (*n, b)))
+    {
         let path = dir.join(name);
         let same = std::fs::metadata(&path).is_ok_and(|md| md.len() == bytes.len() as u64);
         if !same {
@@ -51,8 +63,12 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     write_atomic(&dir.join(MANIFEST_FILE), &m.to_json())?;
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
+        let packed_name = m.packed.as_ref().map(|p| p.file.as_str());
         let stale =
             (name.starts_with("model-") && name.ends_with(".onnx") && name != m.files.model)
+                || (name.starts_with("model-")
+                    && name.ends_with(".pack")
+                    && Some(name.as_str()) != packed_name)
                 || (name.starts_with("tokenizer-")
                     && name.ends_with(".json")
                     && name != m.files.tokenizer);

@@ -176,7 +176,9 @@ pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec
                 (Some(v), _) => v,
                 // The table knows none of the words: no vector evidence.
                 (None, QueryEncoder::Table) => Vec::new(),
-                (None, QueryEncoder::Model) => bail!("evaluation needs the model"),
+                (None, QueryEncoder::Model | QueryEncoder::Packed) => {
+                    bail!("evaluation needs the model")
+                }
             };
             Ok((v, t.elapsed().as_secs_f64() * 1000.0))
         })

@@ -37,6 +37,9 @@ pub struct Searcher {
     /// Query vectors made elsewhere, by text: they replace the encoder (studies of other
     /// query-side encoders, `lantern eval --query-vectors`).
     given: Option<std::collections::HashMap<String, Vec<f32>>>,
+    /// Where the model is, and the packed model once asked for.
+    model_dir: Option<PathBuf>,
+    packed: Option<Embedder>,
 }
 
 /// What embeds a query.
@@ -47,6 +50,8 @@ pub enum QueryEncoder {
     Model,
     /// The bundle's query table (`BUNDLE.query`), no transformer.
     Table,
+    /// The model as packed small for readers' browsers (`model.pack`): approximate vectors.
+    Packed,
 }
 
 impl Searcher {
@@ -113,6 +118,12 @@ impl Searcher {
                 None => bail!("{} has no query table beside it", self.path.display()),
             }
         }
+        if encoder == QueryEncoder::Packed && self.packed.is_none() {
+            let Some(dir) = &self.model_dir else {
+                bail!("the packed model needs the model folder");
+            };
+            self.packed = Some(Model::open(dir)?.packed_embedder()?);
+        }
         self.encoder = encoder;
         Ok(())
     }
@@ -161,6 +172,8 @@ impl Searcher {
             encoder: QueryEncoder::Model,
             table_error: None,
             given: None,
+            model_dir: model_dir.map(Path::to_path_buf),
+            packed: None,
         })
     }
 
@@ -229,6 +242,10 @@ impl Searcher {
         }
         match (&self.embedder, self.encoder) {
             (_, QueryEncoder::Table) => Ok(self.engine.table_vector(text)),
+            (_, QueryEncoder::Packed) => match &self.packed {
+                Some(e) => Ok(Some(e.embed(text)?)),
+                None => Ok(None),
+            },
             (Some(e), QueryEncoder::Model) => Ok(Some(e.embed(text)?)),
             (None, QueryEncoder::Model) => Ok(None),
         }

@@ -31,6 +31,13 @@ impl WasmManifest {
         self.inner.files.model.clone()
     }
 
+    /// The packed model's file name, relative to the manifest, when the model was packed for
+    /// browsers: fetched instead of the model file.
+    #[wasm_bindgen(getter, js_name = packedFile)]
+    pub fn packed_file(&self) -> Option<String> {
+        self.inner.packed.as_ref().map(|p| p.file.clone())
+    }
+
     /// The tokenizer file's name, relative to the manifest.
     #[wasm_bindgen(getter, js_name = tokenizerFile)]
     pub fn tokenizer_file(&self) -> String {
@@ -54,6 +61,19 @@ impl WasmEmbedder {
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
         let inner = Embedder::new(&manifest.inner, model, tokenizer)
+            .map_err(|e| JsError::new(&e.to_string()))?;
+        Ok(WasmEmbedder { inner })
+    }
+
+    /// Builds the embedder from the packed model (checked against the manifest's sha256 for
+    /// it), decoding its weights here.
+    #[wasm_bindgen(js_name = fromPacked)]
+    pub fn from_packed(
+        manifest: &WasmManifest,
+        packed: &[u8],
+        tokenizer: &[u8],
+    ) -> Result<WasmEmbedder, JsError> {
+        let inner = Embedder::from_packed(&manifest.inner, packed, tokenizer)
             .map_err(|e| JsError::new(&e.to_string()))?;
         Ok(WasmEmbedder { inner })
     }
