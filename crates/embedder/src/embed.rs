@@ -34,18 +34,12 @@ impl Embedder {
     /// implements.
     pub fn new(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         manifest.validate()?;
-        if sha256_hex(onnx) != manifest.sha256 {
-            return Err(Error::Mismatch(format!(
-                "the model file does not match the manifest's sha256 {}",
-                manifest.sha256
-            )));
-        }
-        if sha256_hex(tokenizer_json) != manifest.tokenizer_sha256 {
-            return Err(Error::Mismatch(format!(
-                "the tokenizer file does not match the manifest's sha256 {}",
-                manifest.tokenizer_sha256
-            )));
-        }
+        pinned(onnx, &manifest.sha256, "the model file")?;
+        pinned(
+            tokenizer_json,
+            &manifest.tokenizer_sha256,
+            "the tokenizer file",
+        )?;
         Self::build(manifest, onnx, tokenizer_json)
     }
 
@@ -56,18 +50,12 @@ impl Embedder {
         let Some(entry) = &manifest.packed else {
             return Err(Error::Manifest("the manifest names no packed model".into()));
         };
-        if sha256_hex(packed) != entry.sha256 {
-            return Err(Error::Mismatch(format!(
-                "the packed model does not match the manifest's sha256 {}",
-                entry.sha256
-            )));
-        }
-        if sha256_hex(tokenizer_json) != manifest.tokenizer_sha256 {
-            return Err(Error::Mismatch(format!(
-                "the tokenizer file does not match the manifest's sha256 {}",
-                manifest.tokenizer_sha256
-            )));
-        }
+        pinned(packed, &entry.sha256, "the packed model")?;
+        pinned(
+            tokenizer_json,
+            &manifest.tokenizer_sha256,
+            "the tokenizer file",
+        )?;
         let proto = crate::pack::unpack_proto(packed)?;
         let model = onnx_loader()
             .model_for_proto_model(&proto)
@@ -204,6 +192,16 @@ impl Embedder {
         }
         Ok(pooled)
     }
+}
+
+/// Checks `bytes` against the sha256 the manifest pins for `what`.
+fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
+    if sha256_hex(bytes) != sha256 {
+        return Err(Error::Mismatch(format!(
+            "{what} does not match the manifest's sha256 {sha256}"
+        )));
+    }
+    Ok(())
 }
 
 fn onnx_loader() -> tract_onnx::Onnx {

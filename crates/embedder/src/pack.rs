@@ -94,6 +94,16 @@ fn groups(rows: usize, cols: usize, per_column: bool, group: usize) -> Vec<(usiz
     out
 }
 
+/// The graph's initializers by name.
+fn initializers(graph: &pb::GraphProto) -> HashMap<String, usize> {
+    graph
+        .initializer
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect()
+}
+
 fn f32_data(t: &pb::TensorProto) -> Vec<f32> {
     if t.raw_data.is_empty() {
         t.float_data.clone()
@@ -155,12 +165,7 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
         .graph
         .as_mut()
         .ok_or_else(|| model_err("the ONNX model has no graph"))?;
-    let index: HashMap<String, usize> = graph
-        .initializer
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
+    let index = initializers(graph);
     let mut tensors = Vec::new();
     for qi in 0..graph.initializer.len() {
         let t = &graph.initializer[qi];
@@ -298,12 +303,7 @@ pub(crate) fn unpack_proto(bytes: &[u8]) -> Result<pb::ModelProto> {
     let Some(graph) = model.graph.as_mut() else {
         return bad("its ONNX model has no graph".into());
     };
-    let index: HashMap<String, usize> = graph
-        .initializer
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
+    let index = initializers(graph);
     for t in &packed.tensors {
         let nbits = if t.per_column {
             spec.bits

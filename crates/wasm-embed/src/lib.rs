@@ -4,6 +4,10 @@
 use lantern_embedder::{Embedder, Manifest};
 use wasm_bindgen::prelude::*;
 
+fn js(e: lantern_embedder::Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
 /// The model contract read from a published `manifest.json`.
 #[wasm_bindgen]
 pub struct WasmManifest {
@@ -15,7 +19,7 @@ impl WasmManifest {
     /// Parses and checks manifest JSON.
     #[wasm_bindgen(constructor)]
     pub fn new(json: &[u8]) -> Result<WasmManifest, JsError> {
-        let inner = Manifest::from_json(json).map_err(|e| JsError::new(&e.to_string()))?;
+        let inner = Manifest::from_json(json).map_err(js)?;
         Ok(WasmManifest { inner })
     }
 
@@ -60,9 +64,9 @@ impl WasmEmbedder {
         model: &[u8],
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
-        let inner = Embedder::new(&manifest.inner, model, tokenizer)
-            .map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(WasmEmbedder { inner })
+        Embedder::new(&manifest.inner, model, tokenizer)
+            .map(|inner| WasmEmbedder { inner })
+            .map_err(js)
     }
 
     /// Builds the embedder from the packed model (checked against the manifest's sha256 for
@@ -73,15 +77,13 @@ impl WasmEmbedder {
         packed: &[u8],
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
-        let inner = Embedder::from_packed(&manifest.inner, packed, tokenizer)
-            .map_err(|e| JsError::new(&e.to_string()))?;
-        Ok(WasmEmbedder { inner })
+        Embedder::from_packed(&manifest.inner, packed, tokenizer)
+            .map(|inner| WasmEmbedder { inner })
+            .map_err(js)
     }
 
     /// A unit-length embedding of `text`.
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
-        self.inner
-            .embed(text)
-            .map_err(|e| JsError::new(&e.to_string()))
+        self.inner.embed(text).map_err(js)
     }
 }
