@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The model-size study (#11, variant a): the shipped int8 model against the same model's weights
-# in smaller formats (4-bit and 3-bit groups, GPTQ, product-quantized word embeddings), in one
+# The model-size study (#11): the shipped int8 model against the same model's weights in smaller
+# formats (variant a: 4-bit and 3-bit groups, GPTQ, product-quantized word embeddings) and against
+# a static query encoder fitted to it (variant b, bench/static_encoder.py, names static-*), in one
 # run. For each: the packed weights' bytes (raw, gzip -9, brotli 11), query-vector cosine with
 # the shipped model, and page-level vector and hybrid MRR@10 / hit@5 on every labelled set whose
 # bundle is in out/ (as tests/run.sh builds them), chunks embedded by the shipped model.
 # Needs python3 with pip; installs numpy & co. into out/.bench-venv once. About 4 minutes a
 # variant on 2 cores.
-#   bash bench/model_variants.sh [VARIANT...]      (default: all in bench/model_variants.py)
+#   bash bench/model_variants.sh [VARIANT...]      (default: all of both scripts)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -23,7 +24,14 @@ cargo build --quiet --release -p lantern-cli
 lantern=./target/release/lantern
 work=out/model-variants
 rm -f "$work/sizes.jsonl"
-"$venv/bin/python" bench/model_variants.py "$shared" "$@"
+packed=() static=()
+for v in "$@"; do case "$v" in static-*) static+=("$v") ;; *) packed+=("$v") ;; esac; done
+if [ $# -eq 0 ] || [ ${#packed[@]} -gt 0 ]; then
+  "$venv/bin/python" bench/model_variants.py "$shared" "${packed[@]}"
+fi
+if [ $# -eq 0 ] || [ ${#static[@]} -gt 0 ]; then
+  "$venv/bin/python" bench/static_encoder.py "$shared" "${static[@]}"
+fi
 
 sets=()
 [ -f out/site.lantern ] && sets+=("docs|out/site.lantern|golden/lantern-docs.jsonl")
