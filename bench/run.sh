@@ -36,6 +36,8 @@ out="$(mktemp)"
   echo
   node bench/browser.mjs
   echo
+  # Studies and history written by hand (between the kept markers) survive the rewrite.
+  [ -f BENCHMARKS.md ] && awk '/^<!-- kept:/ {k = 1} k {print} /^<!-- \/kept -->/ {k = 0; print ""}' BENCHMARKS.md
   echo "## Against Pagefind (bench/compare.sh)"
   bash bench/compare.sh
 } > "$out"
