@@ -20,18 +20,8 @@ fn main() -> TractResult<()> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "models/minilm/model.onnx".into());
-    let (mut model, parse) = timed("parse ONNX", || {
-        tract_onnx::onnx()
-            .with_ignore_value_info(true)
-            .model_for_path(&path)
-    })?;
-    let seq = model.sym("sequence");
-    for input in 0..3 {
-        model.set_input_fact(
-            input,
-            InferenceFact::dt_shape(i64::datum_type(), tvec!(1.to_dim(), seq.to_dim())),
-        )?;
-    }
+    let onnx = std::fs::read(&path)?;
+    let (model, parse) = timed("parse ONNX", || Ok(lantern_embedder::read_graph(&onnx)?))?;
     let (typed, analyse) = timed("analyse types", || model.into_typed())?;
     let (decluttered, declutter) = timed("declutter", || typed.into_decluttered())?;
     let (optimized, optimize) = timed("optimize", || decluttered.clone().into_optimized())?;

@@ -57,27 +57,21 @@ impl Embedder {
             "the tokenizer file",
         )?;
         let proto = crate::pack::unpack_proto(packed)?;
-        let model = onnx_loader()
+        let mut model = onnx_loader()
             .model_for_proto_model(&proto)
             .map_err(model_err)?;
         drop(proto);
+        fix_inputs(&mut model)?;
         Self::finish(manifest, model, tokenizer_json)
     }
 
     /// Loads files already checked.
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
-        let model = onnx_loader()
-            .model_for_read(&mut std::io::Cursor::new(onnx))
-            .map_err(model_err)?;
-        Self::finish(manifest, model, tokenizer_json)
+        Self::finish(manifest, read_graph(onnx)?, tokenizer_json)
     }
 
-    /// Fixes the inputs, optimises the graph and probes one embedding.
-    fn finish(
-        manifest: &Manifest,
-        mut model: InferenceModel,
-        tokenizer_json: &[u8],
-    ) -> Result<Self> {
+    /// Optimises the graph (inputs fixed) and probes one embedding.
+    fn finish(manifest: &Manifest, model: InferenceModel, tokenizer_json: &[u8]) -> Result<Self> {
         let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
         let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
         counter.with_padding(None);
@@ -90,16 +84,6 @@ impl Embedder {
             }))
             .map_err(tok_err)?;
 
-        // The graph names its own length symbol; reuse it so shapes unify.
-        let seq = model.sym("sequence");
-        for input in 0..3 {
-            model
-                .set_input_fact(
-                    input,
-                    InferenceFact::dt_shape(i64::datum_type(), tvec!(1.to_dim(), seq.to_dim())),
-                )
-                .map_err(model_err)?;
-        }
         let plan = model
             .into_optimized()
             .map_err(model_err)?
@@ -207,6 +191,31 @@ fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
 fn onnx_loader() -> tract_onnx::Onnx {
     // The file's value_info names a symbolic batch; Lantern always runs batch 1.
     tract_onnx::onnx().with_ignore_value_info(true)
+}
+
+/// The prepared model file as tract reads it, its inputs fixed to one sequence of any length:
+/// the graph the embedder optimises (public for the start-up measurement, `startup_phases`).
+pub fn read_graph(onnx: &[u8]) -> Result<InferenceModel> {
+    let mut model = onnx_loader()
+        .model_for_read(&mut std::io::Cursor::new(onnx))
+        .map_err(model_err)?;
+    fix_inputs(&mut model)?;
+    Ok(model)
+}
+
+/// Batch 1, any length, for the three inputs.
+fn fix_inputs(model: &mut InferenceModel) -> Result<()> {
+    // The graph names its own length symbol; reuse it so shapes unify.
+    let seq = model.sym("sequence");
+    for input in 0..3 {
+        model
+            .set_input_fact(
+                input,
+                InferenceFact::dt_shape(i64::datum_type(), tvec!(1.to_dim(), seq.to_dim())),
+            )
+            .map_err(model_err)?;
+    }
+    Ok(())
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).

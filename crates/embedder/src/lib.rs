@@ -12,7 +12,7 @@ mod manifest;
 mod pack;
 mod prepare;
 
-pub use embed::{l2_normalize, Embedder};
+pub use embed::{l2_normalize, read_graph, Embedder};
 pub use error::{Error, Result};
 pub use manifest::{
     model_dir, sha256_hex, Manifest, Model, ModelFiles, PackedFile, DEFAULT_MODEL_DIR,
