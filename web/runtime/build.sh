@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the two browser modules (search core and embedder) with plain cargo and the pinned
 # wasm-bindgen-cli, and assembles the runtime into OUT (default out/web/lantern):
-#   lantern.js, fetch.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
+#   lantern.js, fetch.js, embedder.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -22,5 +22,5 @@ mkdir -p "$out/pkg"
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/lantern_embed_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
-cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embed-worker.js web/runtime/lantern.d.ts "$out/"
+cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embedder.js web/runtime/embed-worker.js web/runtime/lantern.d.ts "$out/"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

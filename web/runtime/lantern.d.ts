@@ -69,6 +69,20 @@ export type AskOutcome =
   | { status: 'answered'; text: string; cited: number[]; passages: Passage[] }
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
+/**
+ * The model in a Web Worker. `start` compiles the embedder and reads the model folder's
+ * manifest only; the model is fetched when a bundle accepts it (`Lantern.loadSemantic`).
+ */
+export declare class Embedder {
+  static start(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Embedder;
+  /** The sha256 of the model the folder's manifest names. */
+  readonly manifestSha256: Promise<string>;
+  /** Fetches the model and builds it. */
+  proceed(): Promise<void>;
+  embed(text: string): Promise<Float32Array>;
+  terminate(): void;
+}
+
 export declare class Lantern {
   /**
    * Loads `bundleUrl`: the whole bundle (`site.lantern`), or its split form
@@ -87,8 +101,11 @@ export declare class Lantern {
   loadQueryTable(): Promise<boolean>;
   readonly info: BundleInfo;
   readonly semanticReady: boolean;
-  /** `modelUrl`: the model folder; its manifest.json names the files and the model's contract. */
-  loadSemantic(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Promise<void>;
+  /**
+   * `modelUrl`: the model folder; its manifest.json names the files and the model's contract.
+   * `embedder`: one started earlier (`Embedder.start`), adopted instead of starting another.
+   */
+  loadSemantic(options: { modelUrl?: string; onProgress?: (p: Progress) => void; embedder?: Embedder }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
   /** The site's filter keys and values (`data-lantern-filter`); empty when it defines none. */
   readonly facets: Facet[];

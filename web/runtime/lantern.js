@@ -4,6 +4,9 @@
 // protocol happen in lantern-engine compiled to wasm; this file only moves bytes and messages.
 import initSearch, { SearchIndex } from './pkg/lantern_search_wasm.js';
 import { fetchBytes } from './fetch.js';
+import { Embedder } from './embedder.js';
+
+export { Embedder };
 
 /** Posts one request to the proxy and feeds the response body to the ask session. */
 async function postAnswer(proxy, ask, onText) {
@@ -28,11 +31,9 @@ async function postAnswer(proxy, ask, onText) {
 export class Lantern {
   #index;
   #info;
-  #worker = null;
+  #embedder = null;
   #ready = false;
   #loading = null;
-  #pending = new Map();
-  #nextId = 1;
   #table = null;
   #tableUrl = null;
   #shardBase = null;
@@ -137,48 +138,33 @@ export class Lantern {
 
   /**
    * Starts the embedder in a worker from the model folder at `modelUrl` (its manifest.json
-   * names the files and the model's contract). Resolves when it is ready; rejects if it fails
-   * or if its model is not the one the bundle was built with (checked before the download).
+   * names the files and the model's contract), or adopts `embedder`, one started earlier with
+   * `Embedder.start` (e.g. while the bundle loaded). Resolves when it is ready; rejects if it
+   * fails or if its model is not the one the bundle was built with (checked before the
+   * model is downloaded).
    */
-  loadSemantic({ modelUrl, onProgress } = {}) {
+  loadSemantic({ modelUrl, onProgress, embedder } = {}) {
     if (this.#loading) return this.#loading;
-    const worker = new Worker(new URL('./embed-worker.js', import.meta.url), { type: 'module' });
-    this.#worker = worker;
-    this.#loading = new Promise((resolve, reject) => {
-      const fail = (err) => { worker.terminate(); this.#loading = null; reject(err); };
-      worker.onmessage = (event) => {
-        const msg = event.data;
-        if (msg.type === 'manifest') {
-          try { this.#index.checkModel(msg.sha256); } catch (err) { fail(err); }
-        } else if (msg.type === 'progress') {
-          onProgress?.({ stage: msg.file, loaded: msg.loaded, total: msg.total });
-        } else if (msg.type === 'ready') {
-          this.#ready = true;
-          resolve();
-        } else if (msg.type === 'vector') {
-          this.#pending.get(msg.id)?.resolve(msg.vector);
-          this.#pending.delete(msg.id);
-        } else if (msg.type === 'error') {
-          if (msg.id === undefined) { fail(new Error(msg.message)); return; }
-          this.#pending.get(msg.id)?.reject(new Error(msg.message));
-          this.#pending.delete(msg.id);
-        }
-      };
-      worker.onerror = (e) => fail(new Error(e.message || 'embedder worker failed'));
-      const base = new URL(modelUrl, location.href);
-      worker.postMessage({ type: 'load', manifestUrl: new URL('manifest.json', base.href.endsWith('/') ? base : base.href + '/').href });
-    });
+    const e = embedder ?? Embedder.start({ modelUrl, onProgress });
+    this.#loading = (async () => {
+      try {
+        this.#index.checkModel(await e.manifestSha256);
+        await e.proceed();
+      } catch (err) {
+        e.terminate();
+        this.#loading = null;
+        throw err;
+      }
+      this.#embedder = e;
+      this.#ready = true;
+    })();
     return this.#loading;
   }
 
   /** Embeds a text with the loaded model (for tests and tools). */
   embed(text) {
     if (!this.#ready) return Promise.reject(new Error('the embedder is not loaded'));
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ type: 'embed', id, text });
-    });
+    return this.#embedder.embed(text);
   }
 
   /** The site's filters: [{ key, values: [[value, pageCount], ...] }], empty when it has none. */
