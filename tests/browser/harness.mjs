@@ -29,6 +29,14 @@ export function webRoot() {
   writeFileSync(join(dir, 'model-other', 'manifest.json'), JSON.stringify({
     ...manifest, sha256: 'f'.repeat(64), files: { model: 'absent.onnx', tokenizer: 'absent.json' },
   }));
+  // The same model folder with one byte of the packed model flipped: refused by its sha256.
+  mkdirSync(join(dir, 'model-damaged'));
+  for (const f of ['model.onnx', 'tokenizer.json', 'manifest.json']) {
+    cpSync(join(root, 'models/minilm', f), join(dir, 'model-damaged', f));
+  }
+  const pack = readFileSync(join(root, 'models/minilm/model.pack'));
+  pack[pack.length >> 1] ^= 0xff;
+  writeFileSync(join(dir, 'model-damaged', 'model.pack'), pack);
   // The purpose-made corpus for keyword analysis (identifiers, prefixes, accents, C++).
   cli('build', 'tests/corpus/analysis', '--out', join(dir, 'analysis.lantern'), '--quiet');
   const bundle = readFileSync(join(root, 'out/site.lantern'));

@@ -92,6 +92,19 @@ test('a model other than the bundle\'s is refused from its manifest, before any 
   assert.match(err, /was built with model .* but this runtime has ffffffffffff/);
 });
 
+test('a damaged model file is refused by its sha256 (the browser computes it), not loaded', async () => {
+  const err = await page.evaluate(async () => {
+    const l = await window.Lantern.load('/site.lantern');
+    try {
+      await l.loadSemantic({ modelUrl: '/model-damaged/' });
+      return 'loaded';
+    } catch (e) {
+      return String(e.message || e);
+    }
+  });
+  assert.match(err, /packed model does not match the manifest's sha256/);
+});
+
 test('the embedder loads in a worker with byte progress, then search is hybrid', async () => {
   const r = await page.evaluate(async () => {
     const progress = [];

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use tokenizers::{Tokenizer, TruncationParams};
-use tract_onnx::prelude::*;
+use tract_nnef::prelude::*;
+#[cfg(feature = "onnx")]
+use tract_onnx::prelude::{InferenceFact, InferenceModel, InferenceModelExt};
 
 use crate::error::{Error, Result};
 use crate::manifest::{sha256_hex, Manifest};
@@ -32,6 +34,7 @@ impl Embedder {
     /// Builds the embedder from the prepared ONNX file and `tokenizer.json`, after checking
     /// both against the manifest's sha256 sums and the manifest against what this embedder
     /// implements.
+    #[cfg(feature = "onnx")]
     pub fn new(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         manifest.validate()?;
         pinned(onnx, &manifest.sha256, "the model file")?;
@@ -46,32 +49,44 @@ impl Embedder {
     /// Builds the embedder from the model packed small ([`crate::pack`]), checked against the
     /// manifest's `packed` entry: approximate vectors of the same model, for queries.
     pub fn from_packed(manifest: &Manifest, packed: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
+        Self::from_packed_hashed(manifest, packed, &sha256_hex(packed), tokenizer_json)
+    }
+
+    /// [`Embedder::from_packed`] given the packed file's sha256, computed by the caller: a
+    /// browser's own SHA-256 takes a few milliseconds where this code compiled to wasm takes
+    /// over half a second at start-up. It is compared with the manifest's here, as the other
+    /// files' sums are.
+    pub fn from_packed_hashed(
+        manifest: &Manifest,
+        packed: &[u8],
+        packed_sha256: &str,
+        tokenizer_json: &[u8],
+    ) -> Result<Self> {
         manifest.validate()?;
         let Some(entry) = &manifest.packed else {
             return Err(Error::Manifest("the manifest names no packed model".into()));
         };
-        pinned(packed, &entry.sha256, "the packed model")?;
+        same_sum(packed_sha256, &entry.sha256, "the packed model")?;
         pinned(
             tokenizer_json,
             &manifest.tokenizer_sha256,
             "the tokenizer file",
         )?;
-        let proto = crate::pack::unpack_proto(packed)?;
-        let mut model = onnx_loader()
-            .model_for_proto_model(&proto)
-            .map_err(model_err)?;
-        drop(proto);
-        fix_inputs(&mut model)?;
+        // Decluttered when packed: only tract's optimisation is left to run.
+        let mut model = crate::pack::read_packed(packed)?;
+        model.optimize().map_err(model_err)?;
         Self::finish(manifest, model, tokenizer_json)
     }
 
     /// Loads files already checked.
+    #[cfg(feature = "onnx")]
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
-        Self::finish(manifest, read_graph(onnx)?, tokenizer_json)
+        let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
+        Self::finish(manifest, model, tokenizer_json)
     }
 
-    /// Optimises the graph (inputs fixed) and probes one embedding.
-    fn finish(manifest: &Manifest, model: InferenceModel, tokenizer_json: &[u8]) -> Result<Self> {
+    /// Plans the optimised graph and probes one embedding.
+    fn finish(manifest: &Manifest, model: TypedModel, tokenizer_json: &[u8]) -> Result<Self> {
         let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
         let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
         counter.with_padding(None);
@@ -84,11 +99,7 @@ impl Embedder {
             }))
             .map_err(tok_err)?;
 
-        let plan = model
-            .into_optimized()
-            .map_err(model_err)?
-            .into_runnable()
-            .map_err(model_err)?;
+        let plan = model.into_runnable().map_err(model_err)?;
         let embedder = Embedder {
             tokenizer,
             counter,
@@ -180,7 +191,11 @@ impl Embedder {
 
 /// Checks `bytes` against the sha256 the manifest pins for `what`.
 fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
-    if sha256_hex(bytes) != sha256 {
+    same_sum(&sha256_hex(bytes), sha256, what)
+}
+
+fn same_sum(got: &str, sha256: &str, what: &str) -> Result<()> {
+    if !got.eq_ignore_ascii_case(sha256) {
         return Err(Error::Mismatch(format!(
             "{what} does not match the manifest's sha256 {sha256}"
         )));
@@ -188,13 +203,15 @@ fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn onnx_loader() -> tract_onnx::Onnx {
+#[cfg(feature = "onnx")]
+pub(crate) fn onnx_loader() -> tract_onnx::Onnx {
     // The file's value_info names a symbolic batch; Lantern always runs batch 1.
     tract_onnx::onnx().with_ignore_value_info(true)
 }
 
 /// The prepared model file as tract reads it, its inputs fixed to one sequence of any length:
 /// the graph the embedder optimises (public for the start-up measurement, `startup_phases`).
+#[cfg(feature = "onnx")]
 pub fn read_graph(onnx: &[u8]) -> Result<InferenceModel> {
     let mut model = onnx_loader()
         .model_for_read(&mut std::io::Cursor::new(onnx))
@@ -204,7 +221,8 @@ pub fn read_graph(onnx: &[u8]) -> Result<InferenceModel> {
 }
 
 /// Batch 1, any length, for the three inputs.
-fn fix_inputs(model: &mut InferenceModel) -> Result<()> {
+#[cfg(feature = "onnx")]
+pub(crate) fn fix_inputs(model: &mut InferenceModel) -> Result<()> {
     // The graph names its own length symbol; reuse it so shapes unify.
     let seq = model.sym("sequence");
     for input in 0..3 {

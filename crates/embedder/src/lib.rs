@@ -10,13 +10,19 @@ mod embed;
 mod error;
 mod manifest;
 mod pack;
+#[cfg(feature = "onnx")]
 mod prepare;
 
-pub use embed::{l2_normalize, read_graph, Embedder};
+#[cfg(feature = "onnx")]
+pub use embed::read_graph;
+pub use embed::{l2_normalize, Embedder};
 pub use error::{Error, Result};
 pub use manifest::{
     model_dir, sha256_hex, Manifest, Model, ModelFiles, PackedFile, DEFAULT_MODEL_DIR,
     MANIFEST_FILE, MODEL_DIR_ENV,
 };
-pub use pack::{pack, unpack, PackSpec, PACK_VERSION};
+#[cfg(feature = "onnx")]
+pub use pack::pack;
+pub use pack::{read_packed, PackSpec, PACK_VERSION};
+#[cfg(feature = "onnx")]
 pub use prepare::{prepare, prepare_onnx, Prepared};

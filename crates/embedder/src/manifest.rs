@@ -245,6 +245,7 @@ impl Model {
     }
 
     /// Loads the embedder.
+    #[cfg(feature = "onnx")]
     pub fn embedder(&self) -> Result<Embedder> {
         Embedder::new(&self.manifest, &self.onnx, &self.tokenizer)
     }

@@ -204,7 +204,7 @@ fn damaged_or_foreign_packed_models_are_refused() {
     let m = &loaded().model;
     let entry = m.manifest.packed.as_ref().unwrap();
     let bytes = m.read_packed(entry).unwrap();
-    let err = |b: &[u8]| lantern_embedder::unpack(b).unwrap_err().to_string();
+    let err = |b: &[u8]| lantern_embedder::read_packed(b).unwrap_err().to_string();
     assert!(err(&bytes[..bytes.len() / 2]).contains("truncated"));
     assert!(err(b"not a model at all").contains("not a Lantern packed model"));
     assert!(err(&m.onnx).contains("not a Lantern packed model"));
@@ -216,6 +216,11 @@ fn damaged_or_foreign_packed_models_are_refused() {
     let mid = flipped.len() / 2;
     flipped[mid] ^= 0xff;
     let e = Embedder::from_packed(&m.manifest, &flipped, &m.tokenizer)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("sha256"), "{e}");
+    // A sum computed by the caller (the browser's SHA-256) is checked the same way.
+    let e = Embedder::from_packed_hashed(&m.manifest, &bytes, &"0".repeat(64), &m.tokenizer)
         .err()
         .expect("refused");
     assert!(e.to_string().contains("sha256"), "{e}");

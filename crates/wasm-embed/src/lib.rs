@@ -23,20 +23,16 @@ impl WasmManifest {
         Ok(WasmManifest { inner })
     }
 
-    /// sha256 of the model file: what the bundle's header must name.
+    /// sha256 of the model file: what the bundle's header must name (browsers run the same
+    /// model packed, `packedFile`).
     #[wasm_bindgen(getter)]
     pub fn sha256(&self) -> String {
         self.inner.sha256.clone()
     }
 
-    /// The model file's name, relative to the manifest.
-    #[wasm_bindgen(getter, js_name = modelFile)]
-    pub fn model_file(&self) -> String {
-        self.inner.files.model.clone()
-    }
-
-    /// The packed model's file name, relative to the manifest, when the model was packed for
-    /// browsers: fetched instead of the model file.
+    /// The packed model's file name, relative to the manifest: what browsers run (the model
+    /// file needs tract's ONNX reader, which this module leaves out to be smaller). None when
+    /// the model was not packed.
     #[wasm_bindgen(getter, js_name = packedFile)]
     pub fn packed_file(&self) -> Option<String> {
         self.inner.packed.as_ref().map(|p| p.file.clone())
@@ -57,29 +53,22 @@ pub struct WasmEmbedder {
 
 #[wasm_bindgen]
 impl WasmEmbedder {
-    /// Builds the embedder from the files the manifest names, checking their sha256 sums.
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        manifest: &WasmManifest,
-        model: &[u8],
-        tokenizer: &[u8],
-    ) -> Result<WasmEmbedder, JsError> {
-        Embedder::new(&manifest.inner, model, tokenizer)
-            .map(|inner| WasmEmbedder { inner })
-            .map_err(js)
-    }
-
-    /// Builds the embedder from the packed model (checked against the manifest's sha256 for
-    /// it), decoding its weights here.
+    /// Builds the embedder from the packed model, decoding its weights here. `sha256`: the
+    /// packed file's, computed by the browser (WebCrypto), else computed here; either way
+    /// checked against the manifest's.
     #[wasm_bindgen(js_name = fromPacked)]
     pub fn from_packed(
         manifest: &WasmManifest,
         packed: &[u8],
+        sha256: Option<String>,
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
-        Embedder::from_packed(&manifest.inner, packed, tokenizer)
-            .map(|inner| WasmEmbedder { inner })
-            .map_err(js)
+        match sha256 {
+            Some(sum) => Embedder::from_packed_hashed(&manifest.inner, packed, &sum, tokenizer),
+            None => Embedder::from_packed(&manifest.inner, packed, tokenizer),
+        }
+        .map(|inner| WasmEmbedder { inner })
+        .map_err(js)
     }
 
     /// A unit-length embedding of `text`.
