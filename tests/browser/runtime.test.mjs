@@ -78,30 +78,25 @@ test('the query table gives approximate hybrid results before the model, as nati
   assert.deepEqual([web.damaged, web.damagedMode], [false, 'keyword']);
 });
 
+/** Why the model folder at `modelUrl` is refused ('loaded' when it is not). */
+const refusal = (modelUrl) => page.evaluate(async (url) => {
+  const l = await window.Lantern.load('/site.lantern');
+  try {
+    await l.loadSemantic({ modelUrl: url });
+    return 'loaded';
+  } catch (e) {
+    return String(e.message || e);
+  }
+}, modelUrl);
+
 test('a model other than the bundle\'s is refused from its manifest, before any download', async () => {
-  const err = await page.evaluate(async () => {
-    const other = await window.Lantern.load('/site.lantern');
-    try {
-      await other.loadSemantic({ modelUrl: '/model-other/' });
-      return 'loaded';
-    } catch (e) {
-      return String(e.message || e);
-    }
-  });
+  const err = await refusal('/model-other/');
   // The files it names do not exist: a download attempt would fail with HTTP 404 instead.
   assert.match(err, /was built with model .* but this runtime has ffffffffffff/);
 });
 
 test('a damaged model file is refused by its sha256 (the browser computes it), not loaded', async () => {
-  const err = await page.evaluate(async () => {
-    const l = await window.Lantern.load('/site.lantern');
-    try {
-      await l.loadSemantic({ modelUrl: '/model-damaged/' });
-      return 'loaded';
-    } catch (e) {
-      return String(e.message || e);
-    }
-  });
+  const err = await refusal('/model-damaged/');
   assert.match(err, /packed model does not match the manifest's sha256/);
 });
 
