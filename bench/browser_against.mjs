@@ -1,0 +1,98 @@
+// The model's cost to a reader, this build's demo site (out/web) against another built demo
+// site (an earlier commit's out/web, say), measured in one run so only the ratio matters on a
+// noisy machine: bytes on the wire and ms to the first hybrid result with the model, cold and
+// warm, in alternating rounds (each in a fresh Chromium context), after one round not counted.
+//
+//   node bench/browser_against.mjs OTHER_WEB_DIR [ROUNDS]
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import http from 'node:http';
+import { serve, browser, root } from '../tests/browser/harness.mjs';
+
+const other = process.argv[2];
+const rounds = Number(process.argv[3] || 3);
+if (!other || !existsSync(join(other, 'index.html'))) {
+  console.error('usage: node bench/browser_against.mjs OTHER_WEB_DIR [ROUNDS] (a built demo site)');
+  process.exit(2);
+}
+const QUESTION = 'can I look things up without an internet connection'; // fetches the model
+
+/** `lantern serve DIR` behind a proxy counting every byte sent, worker requests included. */
+async function site(dir) {
+  const origin = await serve(dir);
+  const s = { wire: 0, dir };
+  const counter = http.createServer((req, res) => {
+    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.on('data', (d) => { s.wire += d.length; });
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  await new Promise((r) => counter.listen(0, '127.0.0.1', r));
+  s.url = `http://127.0.0.1:${counter.address().port}/`;
+  s.stop = () => { counter.close(); origin.stop(); };
+  return s;
+}
+
+/** One visit: bytes (after the page load) and ms from opening search to the model's results. */
+async function visit(s, context) {
+  const page = await context.newPage();
+  await page.goto(s.url + 'index.html');
+  await page.waitForLoadState('networkidle');
+  const start = s.wire;
+  const t0 = Date.now();
+  await page.keyboard.press('/');
+  const w = page.locator('lantern-search').first();
+  await w.locator('input').fill(QUESTION);
+  await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
+  const out = { ms: Date.now() - t0, bytes: s.wire - start };
+  await page.evaluate(() => navigator.serviceWorker.ready);
+  await page.close();
+  return out;
+}
+
+/** Brotli bytes of the embedder module and the packed model a site serves. */
+function assets(dir) {
+  const find = (d, re) => readdirSync(d).flatMap((f) => {
+    const p = join(d, f);
+    return statSync(p).isDirectory() ? find(p, re) : re.test(f) ? [p] : [];
+  });
+  const size = (re) => find(dir, re).reduce((n, p) => n + statSync(p).size, 0);
+  return { wasm: size(/embed_wasm_bg\.wasm\.br$/), model: size(/\.pack\.br$/) };
+}
+
+const sites = [await site(resolve(other)), await site(join(root, 'out/web'))];
+const chrome = await browser();
+const runs = sites.map(() => []);
+// A first round, not counted, warms the machine (disk cache, Chromium's own start-up).
+for (let r = -1; r < rounds; r++) {
+  for (const [i, s] of sites.entries()) {
+    const context = await chrome.newContext();
+    const cold = await visit(s, context);
+    const warm = await visit(s, context);
+    await context.close();
+    if (r >= 0) runs[i].push({ cold, warm });
+  }
+}
+await chrome.close();
+sites.forEach((s) => s.stop());
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
+const rows = [
+  ['embedder wasm, brotli (KiB)', (i) => assets(sites[i].dir).wasm / 1024],
+  ['packed model, brotli (KiB)', (i) => assets(sites[i].dir).model / 1024],
+  ['cold, KiB to the first hybrid result with the model', (i) => median(runs[i].map((x) => x.cold.bytes)) / 1024],
+  ['cold, ms to it', (i) => median(runs[i].map((x) => x.cold.ms))],
+  ['warm, ms to it', (i) => median(runs[i].map((x) => x.warm.ms))],
+];
+console.log(`${rounds} alternating rounds, medians; other: ${other}, this: out/web`);
+console.log('| | other | this | ratio |\n|---|---|---|---|');
+for (const [label, f] of rows) {
+  const [a, b] = [f(0), f(1)];
+  const show = (v) => (label.includes('KiB') ? Number(v).toFixed(1) : String(Math.round(v)));
+  console.log(`| ${label} | ${show(a)} | ${show(b)} | ${(b / a).toFixed(2)}x |`);
+}
+for (const [i, name] of ['other', 'this'].entries()) {
+  console.log(`${name}, each round (cold ms / warm ms): ${runs[i].map((x) => `${x.cold.ms} / ${x.warm.ms}`).join(', ')}`);
+}
