@@ -77,7 +77,7 @@ class LanternSearch extends HTMLElement {
           try {
             const base = new URL(model).pathname;
             const keys = await (await caches.open('lantern-immutable-v1')).keys();
-            return keys.some((r) => { const p = new URL(r.url).pathname; return p.startsWith(base) && /\.(onnx|pack)$/.test(p); });
+            return keys.some((r) => { const p = new URL(r.url).pathname; return p.startsWith(base) && p.endsWith('.pack'); });
           } catch { return false; }
         },
         loadSemantic: (rt, onProgress) => rt.loadSemantic({

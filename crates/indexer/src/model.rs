@@ -35,21 +35,20 @@ pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manife
     Ok(prepared.manifest)
 }
 
-/// Copies `model` into `dir` for a website: files named by their content (`model-<sha12>.onnx`)
-/// so hosts and the service worker can cache them forever, and a `manifest.json` naming them.
-/// Files of other versions in `dir` are removed.
+/// Copies what browsers run of `model` into `dir` for a website: the packed model and the
+/// tokenizer, named by their content (`model-<sha12>.pack`) so hosts and the service worker
+/// can cache them forever, and a `manifest.json` naming them. The model file itself is not
+/// copied: browsers run only the packed form (the manifest still names the model file, whose
+/// sha256 is the model's identity, checked against the bundle). Files of other versions in
+/// `dir`, and model files an earlier version published, are removed.
 pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     let m = model.manifest.content_addressed();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    // Readers' browsers fetch the packed model instead of the model file when there is one.
     let packed = match (&model.manifest.packed, &m.packed) {
         (Some(src), Some(dst)) => Some((&dst.file, model.read_packed(src)?)),
         _ => None,
     };
-    let files = [
-        (&m.files.model, &model.onnx),
-        (&m.files.tokenizer, &model.tokenizer),
-    ];
+    let files = [(&m.files.tokenizer, &model.tokenizer)];
     for (name, bytes) in files
         .into_iter()
         .chain(packed.as_ref().map(|(n, b)| (*n, b)))
@@ -64,14 +63,13 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let packed_name = m.packed.as_ref().map(|p| p.file.as_str());
-        let stale =
-            (name.starts_with("model-") && name.ends_with(".onnx") && name != m.files.model)
-                || (name.starts_with("model-")
-                    && name.ends_with(".pack")
-                    && Some(name.as_str()) != packed_name)
-                || (name.starts_with("tokenizer-")
-                    && name.ends_with(".json")
-                    && name != m.files.tokenizer);
+        let stale = (name.starts_with("model-") && name.ends_with(".onnx"))
+            || (name.starts_with("model-")
+                && name.ends_with(".pack")
+                && Some(name.as_str()) != packed_name)
+            || (name.starts_with("tokenizer-")
+                && name.ends_with(".json")
+                && name != m.files.tokenizer);
         if stale {
             let _ = std::fs::remove_file(entry.path());
         }

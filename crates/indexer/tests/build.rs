@@ -435,4 +435,17 @@ fn site_builds_first_and_escapes_the_base_url() {
         manifest.contains("\"model-"),
         "content-addressed model files: {manifest}"
     );
+    // Browsers run the packed model: it is published, the model file is not.
+    let published: Vec<String> = std::fs::read_dir(out.path().join("site/model"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        published.iter().any(|f| f.ends_with(".pack")),
+        "{published:?}"
+    );
+    assert!(
+        !published.iter().any(|f| f.ends_with(".onnx")),
+        "{published:?}"
+    );
 }
