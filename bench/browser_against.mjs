@@ -4,6 +4,10 @@
 // warm, in alternating rounds (each in a fresh Chromium context), after one round not counted.
 //
 //   node bench/browser_against.mjs OTHER_WEB_DIR [ROUNDS]
+//
+// NETWORK=MBPS/RTT_MS adds a cold visit over a network emulated by Chromium (DevTools
+// throttling, which covers the page's and its workers' requests but not a service worker's,
+// so that visit runs without one): localhost hides what overlapping downloads buys.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import http from 'node:http';
@@ -16,6 +20,11 @@ if (!other || !existsSync(join(other, 'index.html'))) {
   process.exit(2);
 }
 const QUESTION = 'can I look things up without an internet connection'; // fetches the model
+const network = (process.env.NETWORK || '').match(/^(\d+(?:\.\d+)?)\/(\d+)$/);
+if (process.env.NETWORK && !network) {
+  console.error('NETWORK must be MBPS/RTT_MS, e.g. 50/40');
+  process.exit(2);
+}
 
 /** `lantern serve DIR` behind a proxy counting every byte sent, worker requests included. */
 async function site(dir) {
@@ -36,8 +45,15 @@ async function site(dir) {
 }
 
 /** One visit: bytes (after the page load) and ms from opening search to the model's results. */
-async function visit(s, context) {
+async function visit(s, context, throttled = false) {
   const page = await context.newPage();
+  if (throttled) {
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.emulateNetworkConditions', {
+      offline: false, latency: Number(network[2]),
+      downloadThroughput: (Number(network[1]) * 1e6) / 8, uploadThroughput: (Number(network[1]) * 1e6) / 8,
+    });
+  }
   await page.goto(s.url + 'index.html');
   await page.waitForLoadState('networkidle');
   const start = s.wire;
@@ -47,7 +63,7 @@ async function visit(s, context) {
   await w.locator('input').fill(QUESTION);
   await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
   const out = { ms: Date.now() - t0, bytes: s.wire - start };
-  await page.evaluate(() => navigator.serviceWorker.ready);
+  if (!throttled) await page.evaluate(() => navigator.serviceWorker.ready);
   await page.close();
   return out;
 }
@@ -72,7 +88,13 @@ for (let r = -1; r < rounds; r++) {
     const cold = await visit(s, context);
     const warm = await visit(s, context);
     await context.close();
-    if (r >= 0) runs[i].push({ cold, warm });
+    let slow;
+    if (network) {
+      const fresh = await chrome.newContext({ serviceWorkers: 'block' });
+      slow = await visit(s, fresh, true);
+      await fresh.close();
+    }
+    if (r >= 0) runs[i].push({ cold, warm, slow });
   }
 }
 await chrome.close();
@@ -86,6 +108,7 @@ const rows = [
   ['cold, ms to it', (i) => median(runs[i].map((x) => x.cold.ms))],
   ['warm, ms to it', (i) => median(runs[i].map((x) => x.warm.ms))],
 ];
+if (network) rows.push([`cold over ${network[1]} Mbps, ${network[2]} ms RTT, ms to it`, (i) => median(runs[i].map((x) => x.slow.ms))]);
 console.log(`${rounds} alternating rounds, medians; other: ${other}, this: out/web`);
 console.log('| | other | this | ratio |\n|---|---|---|---|');
 for (const [label, f] of rows) {
@@ -94,5 +117,6 @@ for (const [label, f] of rows) {
   console.log(`| ${label} | ${show(a)} | ${show(b)} | ${(b / a).toFixed(2)}x |`);
 }
 for (const [i, name] of ['other', 'this'].entries()) {
-  console.log(`${name}, each round (cold ms / warm ms): ${runs[i].map((x) => `${x.cold.ms} / ${x.warm.ms}`).join(', ')}`);
+  const each = runs[i].map((x) => [x.cold.ms, x.warm.ms, x.slow?.ms].filter((v) => v !== undefined).join(' / '));
+  console.log(`${name}, each round (cold ms / warm ms${network ? ' / cold ms over the network' : ''}): ${each.join(', ')}`);
 }

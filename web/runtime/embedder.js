@@ -1,22 +1,25 @@
 // The embedder's client side: the model runs in a Web Worker (embed-worker.js); this holds the
-// worker, its replies and the order of its start-up. Starting is split in two so it can begin
-// before the bundle is known without downloading a model the bundle may refuse: `start`
-// compiles the embedder and reads the model folder's manifest; `proceed`, called once the
-// bundle has accepted the manifest's model, fetches the model and builds it.
+// worker, its replies and the order of its start-up. `start` has the worker compile the
+// embedder and fetches the model folder's manifest here; `proceed`, called with the files a
+// bundle accepted from that manifest (`acceptModel`), has the worker fetch the model while the
+// embedder may still be compiling, and build it. No model byte is fetched before a bundle has
+// accepted the manifest's model.
+import { fetchBytes } from './fetch.js';
 
 export class Embedder {
   #worker;
   #pending = new Map();
   #nextId = 1;
   #onProgress;
+  #manifestUrl;
   #manifest;
   #ready;
-  #settle = {};
+  #settleReady;
 
   /**
-   * Starts the worker on the model folder at `modelUrl` (its manifest.json names the files and
-   * states the model's contract). Nothing but the embedder and the manifest is fetched until
-   * `proceed()`.
+   * Starts the worker, which compiles the embedder, and fetches the manifest.json of the
+   * model folder at `modelUrl` (it names the files and states the model's contract). Nothing
+   * else is fetched until `proceed`.
    */
   static start({ modelUrl, onProgress } = {}) {
     return new Embedder(modelUrl, onProgress);
@@ -24,27 +27,26 @@ export class Embedder {
 
   constructor(modelUrl, onProgress) {
     this.#onProgress = onProgress;
-    this.#manifest = new Promise((resolve, reject) => { this.#settle.manifest = { resolve, reject }; });
-    this.#ready = new Promise((resolve, reject) => { this.#settle.ready = { resolve, reject }; });
-    // Callers may never wait on one of them (a refused model is never built).
-    this.#manifest.catch(() => {});
+    this.#ready = new Promise((resolve, reject) => { this.#settleReady = { resolve, reject }; });
+    // Callers may never wait on it (a refused model is never built).
     this.#ready.catch(() => {});
     const worker = new Worker(new URL('./embed-worker.js', import.meta.url), { type: 'module' });
     this.#worker = worker;
     worker.onmessage = (event) => this.#receive(event.data);
     worker.onerror = (e) => this.#fail(new Error(e.message || 'embedder worker failed'));
+    worker.postMessage({ type: 'compile' });
     const base = new URL(modelUrl, location.href);
     const folder = base.href.endsWith('/') ? base : new URL(base.href + '/');
-    worker.postMessage({ type: 'load', manifestUrl: new URL('manifest.json', folder).href });
+    this.#manifestUrl = new URL('manifest.json', folder).href;
+    this.#manifest = fetchBytes(this.#manifestUrl);
+    this.#manifest.catch(() => {});
   }
 
   #receive(msg) {
-    if (msg.type === 'manifest') {
-      this.#settle.manifest.resolve(msg.sha256);
-    } else if (msg.type === 'progress') {
+    if (msg.type === 'progress') {
       this.#onProgress?.({ stage: msg.file, loaded: msg.loaded, total: msg.total });
     } else if (msg.type === 'ready') {
-      this.#settle.ready.resolve();
+      this.#settleReady.resolve();
     } else if (msg.type === 'vector') {
       this.#pending.get(msg.id)?.resolve(msg.vector);
       this.#pending.delete(msg.id);
@@ -56,17 +58,25 @@ export class Embedder {
   }
 
   #fail(err) {
-    this.#settle.manifest.reject(err);
-    this.#settle.ready.reject(err);
+    this.#settleReady.reject(err);
     this.terminate();
   }
 
-  /** Resolves to the sha256 of the model the folder's manifest names. */
-  get manifestSha256() { return this.#manifest; }
+  /** Resolves to the bytes of the model folder's manifest.json, for a bundle to accept. */
+  get manifest() { return this.#manifest; }
 
-  /** Fetches the model and builds it; resolves when queries can be embedded. */
-  proceed() {
-    this.#worker?.postMessage({ type: 'fetch' });
+  /**
+   * Fetches the files a bundle accepted from the manifest (`{ packedFile, tokenizerFile }`,
+   * relative to it) and builds the model; resolves when queries can be embedded.
+   */
+  async proceed(files) {
+    const manifest = await this.#manifest;
+    this.#worker?.postMessage({
+      type: 'build',
+      manifest,
+      model: new URL(files.packedFile, this.#manifestUrl).href,
+      tokenizer: new URL(files.tokenizerFile, this.#manifestUrl).href,
+    });
     return this.#ready;
   }
 

@@ -70,15 +70,15 @@ export type AskOutcome =
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 /**
- * The model in a Web Worker. `start` compiles the embedder and reads the model folder's
+ * The model in a Web Worker. `start` compiles the embedder and fetches the model folder's
  * manifest only; the model is fetched when a bundle accepts it (`Lantern.loadSemantic`).
  */
 export declare class Embedder {
   static start(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Embedder;
-  /** The sha256 of the model the folder's manifest names. */
-  readonly manifestSha256: Promise<string>;
-  /** Fetches the model and builds it. */
-  proceed(): Promise<void>;
+  /** The bytes of the model folder's manifest.json. */
+  readonly manifest: Promise<Uint8Array>;
+  /** Fetches the files a bundle accepted from the manifest and builds the model. */
+  proceed(files: { packedFile: string; tokenizerFile: string }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
   terminate(): void;
 }

@@ -148,8 +148,7 @@ export class Lantern {
     const e = embedder ?? Embedder.start({ modelUrl, onProgress });
     this.#loading = (async () => {
       try {
-        this.#index.checkModel(await e.manifestSha256);
-        await e.proceed();
+        await e.proceed(this.#index.acceptModel(await e.manifest));
       } catch (err) {
         e.terminate();
         this.#loading = null;

@@ -9,7 +9,8 @@ use tract_nnef::prelude::*;
 use tract_onnx::prelude::{InferenceFact, InferenceModel, InferenceModelExt};
 
 use crate::error::{Error, Result};
-use crate::manifest::{sha256_hex, Manifest};
+use crate::manifest::sha256_hex;
+use lantern_engine::Manifest;
 
 fn model_err(e: impl std::fmt::Display) -> Error {
     Error::Model(format!("{e:#}"))

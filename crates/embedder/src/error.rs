@@ -28,5 +28,14 @@ pub enum Error {
     },
 }
 
+impl From<lantern_engine::Error> for Error {
+    fn from(e: lantern_engine::Error) -> Self {
+        match e {
+            lantern_engine::Error::Manifest(m) => Error::Manifest(m),
+            other => Error::Model(other.to_string()),
+        }
+    }
+}
+
 /// The embedder's result type.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -2,7 +2,8 @@
 //!
 //! One implementation serves the indexer (chunks) and the browser (queries): the vectors a
 //! reader's query is compared with were made by exactly this code. What the model is (files,
-//! dimensions, token limit, pooling) comes from its [`Manifest`] and nowhere else.
+//! dimensions, token limit, pooling) comes from its [`Manifest`] (the contract, defined in
+//! `lantern-engine`) and nowhere else.
 
 #![warn(missing_docs)]
 
@@ -17,10 +18,10 @@ mod prepare;
 pub use embed::read_graph;
 pub use embed::{l2_normalize, Embedder};
 pub use error::{Error, Result};
-pub use manifest::{
-    model_dir, sha256_hex, Manifest, Model, ModelFiles, PackedFile, DEFAULT_MODEL_DIR,
-    MANIFEST_FILE, MODEL_DIR_ENV,
-};
+// The contract is the engine's (it checks a model against a bundle); re-exported so callers
+// of the embedder need only this crate.
+pub use lantern_engine::{Manifest, ModelFiles, PackedFile, MANIFEST_FILE};
+pub use manifest::{model_dir, sha256_hex, Model, DEFAULT_MODEL_DIR, MODEL_DIR_ENV};
 #[cfg(feature = "onnx")]
 pub use pack::pack;
 pub use pack::{read_packed, PackSpec, PACK_VERSION};

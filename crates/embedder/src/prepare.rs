@@ -13,7 +13,8 @@ use tract_onnx::pb::{self, attribute_proto::AttributeType, AttributeProto, NodeP
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
-use crate::manifest::{sha256_hex, Manifest, ModelFiles, PackedFile};
+use crate::manifest::sha256_hex;
+use lantern_engine::{Manifest, ModelFiles, PackedFile};
 
 /// The packed model's file name in a prepared model folder.
 pub const PACKED_FILE: &str = "model.pack";

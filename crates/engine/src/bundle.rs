@@ -26,6 +26,7 @@ use crate::analyze::Lang;
 
 use crate::bm25::{Bm25Params, LexicalIndex, TermShard};
 use crate::error::{Error, Result};
+use crate::model::Manifest;
 use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
@@ -1004,6 +1005,14 @@ impl Bundle {
             });
         }
         Ok(())
+    }
+
+    /// Reads a model folder's manifest (JSON) and accepts it if its model is the one this
+    /// bundle was built with: what a browser checks before downloading the model.
+    pub fn accept_manifest(&self, json: &[u8]) -> Result<Manifest> {
+        let manifest = Manifest::from_json(json)?;
+        self.check_model(&manifest.sha256)?;
+        Ok(manifest)
     }
 
     /// Cross-references of a complete bundle that the shard checks alone cannot guarantee.

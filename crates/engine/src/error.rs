@@ -1,7 +1,7 @@
 //! The one error type of the engine.
 
 /// Everything the engine can refuse: a file that is not a usable bundle, a bundle made by another
-/// model, an unknown search mode, or a broken answer stream.
+/// model, a malformed model manifest, an unknown search mode, or a broken answer stream.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {
     /// The bytes do not start with the bundle's magic number.
@@ -40,6 +40,9 @@ pub enum Error {
         /// Model of the runtime.
         runtime: String,
     },
+    /// A model folder's manifest that is malformed or asks for what Lantern does not do.
+    #[error("model manifest: {0}")]
+    Manifest(String),
     /// Decoded, but its parts do not refer to each other correctly.
     #[error("bundle is inconsistent: {0}")]
     Inconsistent(String),

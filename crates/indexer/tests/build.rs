@@ -244,6 +244,26 @@ fn damaged_and_foreign_bundles_are_rejected() {
     assert!(matches!(err, BundleError::ModelMismatch { .. }));
     assert!(err.to_string().contains("rebuild"));
 
+    // What a browser checks before fetching a model: the folder's manifest, accepted only when
+    // it names the bundle's model, refused when damaged.
+    let manifest = model().model.manifest.clone();
+    let accepted = bundle.accept_manifest(&manifest.to_json()).unwrap();
+    assert_eq!(accepted, manifest);
+    let other = lantern_embedder::Manifest {
+        sha256: "0".repeat(64),
+        ..manifest.clone()
+    };
+    assert!(matches!(
+        bundle.accept_manifest(&other.to_json()),
+        Err(BundleError::ModelMismatch { .. })
+    ));
+    for bad in [&b"{"[..], b"[]", b"\xff\xfe", &manifest.to_json()[..40]] {
+        assert!(matches!(
+            bundle.accept_manifest(bad),
+            Err(BundleError::Manifest(_))
+        ));
+    }
+
     // Every truncation point is an error, never a panic.
     for cut in (0..good.len()).step_by(97) {
         assert!(Bundle::from_bytes(&good[..cut]).is_err());

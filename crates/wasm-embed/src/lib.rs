@@ -8,43 +8,6 @@ fn js(e: lantern_embedder::Error) -> JsError {
     JsError::new(&e.to_string())
 }
 
-/// The model contract read from a published `manifest.json`.
-#[wasm_bindgen]
-pub struct WasmManifest {
-    inner: Manifest,
-}
-
-#[wasm_bindgen]
-impl WasmManifest {
-    /// Parses and checks manifest JSON.
-    #[wasm_bindgen(constructor)]
-    pub fn new(json: &[u8]) -> Result<WasmManifest, JsError> {
-        let inner = Manifest::from_json(json).map_err(js)?;
-        Ok(WasmManifest { inner })
-    }
-
-    /// sha256 of the model file: what the bundle's header must name (browsers run the same
-    /// model packed, `packedFile`).
-    #[wasm_bindgen(getter)]
-    pub fn sha256(&self) -> String {
-        self.inner.sha256.clone()
-    }
-
-    /// The packed model's file name, relative to the manifest: what browsers run (the model
-    /// file needs tract's ONNX reader, which this module leaves out to be smaller). None when
-    /// the model was not packed.
-    #[wasm_bindgen(getter, js_name = packedFile)]
-    pub fn packed_file(&self) -> Option<String> {
-        self.inner.packed.as_ref().map(|p| p.file.clone())
-    }
-
-    /// The tokenizer file's name, relative to the manifest.
-    #[wasm_bindgen(getter, js_name = tokenizerFile)]
-    pub fn tokenizer_file(&self) -> String {
-        self.inner.files.tokenizer.clone()
-    }
-}
-
 /// A loaded embedder.
 #[wasm_bindgen]
 pub struct WasmEmbedder {
@@ -53,19 +16,21 @@ pub struct WasmEmbedder {
 
 #[wasm_bindgen]
 impl WasmEmbedder {
-    /// Builds the embedder from the packed model, decoding its weights here. `sha256`: the
-    /// packed file's, computed by the browser (WebCrypto), else computed here; either way
-    /// checked against the manifest's.
+    /// Builds the embedder from the model folder's manifest (JSON, the contract) and the
+    /// packed model it names, decoding its weights here. `sha256`: the packed file's, computed
+    /// by the browser (WebCrypto), else computed here; either way checked against the
+    /// manifest's.
     #[wasm_bindgen(js_name = fromPacked)]
     pub fn from_packed(
-        manifest: &WasmManifest,
+        manifest: &[u8],
         packed: &[u8],
         sha256: Option<String>,
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
+        let manifest = Manifest::from_json(manifest).map_err(|e| js(e.into()))?;
         match sha256 {
-            Some(sum) => Embedder::from_packed_hashed(&manifest.inner, packed, &sum, tokenizer),
-            None => Embedder::from_packed(&manifest.inner, packed, tokenizer),
+            Some(sum) => Embedder::from_packed_hashed(&manifest, packed, &sum, tokenizer),
+            None => Embedder::from_packed(&manifest, packed, tokenizer),
         }
         .map(|inner| WasmEmbedder { inner })
         .map_err(js)

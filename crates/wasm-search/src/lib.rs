@@ -24,6 +24,14 @@ struct Info {
     abstain_cosine: f32,
 }
 
+/// The files of an accepted model that browsers fetch.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ModelFilesJs {
+    packed_file: String,
+    tokenizer_file: String,
+}
+
 #[wasm_bindgen]
 impl SearchIndex {
     /// Decodes and validates bundle bytes (a whole bundle, or the meta file of a split one);
@@ -89,10 +97,21 @@ impl SearchIndex {
         self.engine.has_query_table()
     }
 
-    /// Throws unless the model with this sha256 is the one the bundle was built with.
-    #[wasm_bindgen(js_name = checkModel)]
-    pub fn check_model(&self, sha256: &str) -> Result<(), JsError> {
-        self.engine.bundle().check_model(sha256).map_err(js)
+    /// Reads a model folder's manifest.json and accepts it if its model is the one the bundle
+    /// was built with (else throws): the files browsers fetch, relative to the manifest, as
+    /// `{ packedFile, tokenizerFile }`. Checked before any model byte is downloaded.
+    #[wasm_bindgen(js_name = acceptModel)]
+    pub fn accept_model(&self, manifest: &[u8]) -> Result<JsValue, JsError> {
+        let m = self.engine.bundle().accept_manifest(manifest).map_err(js)?;
+        let Some(packed) = m.packed else {
+            return Err(JsError::new(
+                "the model folder publishes no packed model for browsers (prepare it with `lantern prepare-model`)",
+            ));
+        };
+        to_js(&ModelFilesJs {
+            packed_file: packed.file,
+            tokenizer_file: m.files.tokenizer,
+        })
     }
 
     /// Searches. `mode` is "hybrid", "vector" (or "semantic") or "keyword"; without `vector`

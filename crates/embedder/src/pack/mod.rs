@@ -22,6 +22,8 @@ use tract_nnef::ast::parse::parse_document;
 use tract_nnef::ast::{Identifier, ProtoModel};
 use tract_nnef::prelude::*;
 
+pub use lantern_engine::PackSpec;
+
 use crate::error::{Error, Result};
 
 #[cfg(feature = "onnx")]
@@ -34,23 +36,6 @@ const MAGIC: &[u8; 8] = b"LANTERNM";
 pub const PACK_VERSION: u32 = 2;
 /// Largest tensor accepted from a packed file: a damaged one cannot ask for absurd allocations.
 const MAX_VALUES: usize = 64 << 20;
-
-/// How a model is packed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PackSpec {
-    /// Bits per value of the layers' weights (per-column scales), 2 to 8.
-    pub bits: u8,
-    /// Bits per value of the embedding tables (per-row scales), 2 to 8: they tolerate fewer.
-    pub table_bits: u8,
-    /// Values per group (one scale each).
-    pub group: u32,
-}
-
-impl PackSpec {
-    fn valid(&self) -> bool {
-        (2..=8).contains(&self.bits) && (2..=8).contains(&self.table_bits) && self.group > 0
-    }
-}
 
 #[derive(Serialize, Deserialize)]
 struct Packed {
@@ -281,7 +266,7 @@ pub fn read_packed(bytes: &[u8]) -> Result<TypedModel> {
         Err(e) => return bad(format!("damaged or truncated ({e})")),
     };
     let spec = packed.spec;
-    if !spec.valid() {
+    if !spec.is_supported() {
         return bad(format!("unsupported {spec:?}"));
     }
     let mut decoded: Vec<Option<Decoded>> = packed.weights.iter().map(|_| None).collect();

@@ -221,7 +221,7 @@ fn literal(label: &str, t: &Tensor) -> Result<TensorData> {
 /// `X_scale` beside it is quantized; the graph, with those weights decoded, is analysed and
 /// decluttered by tract and stored in that form.
 pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
-    if !spec.valid() {
+    if !spec.is_supported() {
         return Err(model_err(format!("cannot pack with {spec:?}")));
     }
     let mut model = pb::ModelProto::decode(onnx)
