@@ -10,9 +10,11 @@ let compiled = null;
 const message = (err) => String(err && err.message ? err.message : err);
 
 function compile() {
-  compiled ??= init({ module_or_path: new URL('./pkg/lantern_embed_wasm_bg.wasm', import.meta.url) });
-  // A failure is reported by 'build', which awaits it.
-  compiled.catch(() => {});
+  if (!compiled) {
+    compiled = init({ module_or_path: new URL('./pkg/lantern_embed_wasm_bg.wasm', import.meta.url) });
+    // A failure is reported by 'build', which awaits it.
+    compiled.catch(() => {});
+  }
   return compiled;
 }
 

@@ -45,9 +45,9 @@ pub struct Manifest {
     pub tokenizer_sha256: String,
     /// Output dimensions.
     pub dimensions: usize,
-    /// Pooling over token vectors; this embedder implements `mean`.
+    /// Pooling over token vectors; Lantern's embedder implements `mean`.
     pub pooling: String,
-    /// Normalization of the pooled vector; this embedder implements `l2`.
+    /// Normalization of the pooled vector; Lantern's embedder implements `l2`.
     pub normalize: String,
     /// Tokens the model reads, special tokens included; longer texts are truncated.
     pub max_tokens: usize,
@@ -94,7 +94,7 @@ impl Manifest {
         json
     }
 
-    /// Refuses what this embedder cannot honour: other pooling, sizes out of range, file names
+    /// Refuses what Lantern's embedder cannot honour: other pooling, sizes out of range, file names
     /// that leave the model folder.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Manifest(m));
