@@ -57,6 +57,12 @@ export interface Results {
   /** The query was embedded by the bundle's query table, not the model: approximate meaning. */
   approximate: boolean;
   /**
+   * The query is written mostly in a script the model does not read (its manifest's
+   * `scripts`, e.g. a Chinese question to an English model): `noGoodMatch` then rests on
+   * the keyword evidence alone.
+   */
+  unreadScript: boolean;
+  /**
    * Shards of a split bundle the query needs that are not loaded yet (only from
    * `searchKeyword`; `search` fetches them and searches again).
    */

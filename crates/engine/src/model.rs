@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::script::Script;
 
 /// The manifest's file name in a model folder.
 pub const MANIFEST_FILE: &str = "manifest.json";
@@ -55,6 +56,12 @@ pub struct Manifest {
     /// the model's similarity scale, calibrated across Lantern's labelled sets
     /// (evaluation.md). A site's `lantern.toml` may override it.
     pub abstain_cosine: f32,
+    /// Writing systems the model was trained to read (`["latin"]` for an English model). A
+    /// question mostly in another script gets cosines that measure nothing, so search judges
+    /// "no good match" for it by its words alone. Empty (or absent): every question is judged
+    /// by its cosine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<Script>,
     /// File names in the model folder.
     #[serde(default)]
     pub files: ModelFiles,
@@ -204,6 +211,7 @@ mod tests {
             normalize: "l2".into(),
             max_tokens: 256,
             abstain_cosine: 0.4,
+            scripts: vec![Script::Latin],
             files: ModelFiles::default(),
             packed: None,
         }

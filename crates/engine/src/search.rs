@@ -14,7 +14,9 @@ use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
 use crate::fusion::{best_per_page, pooled_pages, strength, Evidence, Fusion, PageScore};
+use crate::model::Manifest;
 use crate::query::Query;
+use crate::script::{mostly_unread, Script};
 use crate::vector::VectorHit;
 
 /// How many vector hits take part in fusion (and set the min-max range of cosines).
@@ -158,6 +160,11 @@ pub struct Results {
     /// keyword evidence alone.
     #[serde(default)]
     pub approximate: bool,
+    /// The query is written mostly in a script the model does not read (its manifest's
+    /// `scripts`): its cosines measure nothing, so "no good match" rests on the keyword
+    /// evidence alone, as it does for [`Results::approximate`].
+    #[serde(default)]
+    pub unread_script: bool,
     /// Shards of a split bundle this query needs that are not loaded (file names): load them
     /// ([`crate::Bundle::add_shard`]) and search again. Empty for a complete bundle; when not
     /// empty, the other fields are empty.
@@ -199,6 +206,8 @@ pub struct Engine {
     fusion: Fusion,
     page_score: PageScore,
     pub(crate) query_table: Option<crate::query_table::QueryTable>,
+    /// Scripts the accepted model reads (empty: not stated, or no model accepted).
+    model_scripts: Vec<Script>,
 }
 
 impl Engine {
@@ -215,7 +224,25 @@ impl Engine {
             fusion: Fusion::default(),
             page_score: PageScore::default(),
             query_table: None,
+            model_scripts: Vec::new(),
         }
+    }
+
+    /// Accepts the model that embeds queries, if it is the one the bundle was built with
+    /// ([`crate::Error::ModelMismatch`] otherwise), and takes from its manifest what search
+    /// needs to know about it: the scripts it reads.
+    pub fn accept_model(&mut self, manifest: &Manifest) -> Result<(), Error> {
+        self.bundle.check_model(&manifest.sha256)?;
+        self.model_scripts = manifest.scripts.clone();
+        Ok(())
+    }
+
+    /// [`Engine::accept_model`] from a model folder's `manifest.json` bytes, as a browser
+    /// fetches them ([`Bundle::accept_manifest`]): the manifest, once accepted.
+    pub fn accept_manifest(&mut self, json: &[u8]) -> Result<Manifest, Error> {
+        let manifest = self.bundle.accept_manifest(json)?;
+        self.model_scripts = manifest.scripts.clone();
+        Ok(manifest)
     }
 
     /// Uses another fusion in hybrid mode (evaluation compares them).
@@ -477,11 +504,16 @@ impl Engine {
         let all_words = keyword
             .first()
             .is_some_and(|&(c, _)| self.matches_all_words(c, &query));
-        let no_good_match = match (approximate, mode) {
+        // A question the model cannot read gets cosines that measure nothing: only its words
+        // can vouch for the results.
+        let unread_script = best_cosine.is_some() && mostly_unread(text, &self.model_scripts);
+        let no_good_match = match (approximate, unread_script, mode) {
+            (_, true, Mode::Vector) => true,
+            (_, true, _) => keyword.is_empty(),
             // The table's cosines are not calibrated like the model's.
-            (true, Mode::Vector) => dense.is_empty(),
-            (true, _) => keyword.is_empty(),
-            (false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),
+            (true, _, Mode::Vector) => dense.is_empty(),
+            (true, _, _) => keyword.is_empty(),
+            (false, false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),
         };
         let highlight_terms = self.highlight_terms(&query);
         let hits: Vec<Hit> = fused
@@ -506,6 +538,7 @@ impl Engine {
             all_words,
             keyword_strength: strength(&keyword, keyword_bound),
             approximate: approximate && mode != Mode::Keyword,
+            unread_script,
             missing: Vec::new(),
         }
     }
@@ -521,6 +554,7 @@ impl Engine {
             all_words: false,
             keyword_strength: 0.0,
             approximate: false,
+            unread_script: false,
             missing: self.bundle.wanted_names(want.take()),
         }
     }

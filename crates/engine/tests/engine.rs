@@ -242,3 +242,63 @@ fn excerpts_cut_after_wide_whitespace() {
         assert_eq!(marked, ["zebrafinch"], "{ws:?}");
     }
 }
+
+/// The toy model's manifest, as a browser fetches it; `extra` adds fields.
+fn toy_manifest(extra: &str) -> Vec<u8> {
+    format!(
+        r#"{{"model_id": "toy", "sha256": "{}", "tokenizer_sha256": "{}", "dimensions": 4,
+            "pooling": "mean", "normalize": "l2", "max_tokens": 64, "abstain_cosine": 0.5{extra}}}"#,
+        "0".repeat(64),
+        "1".repeat(64)
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_question_the_model_cannot_read_is_judged_by_its_words() {
+    // Equally far from every section: a cosine of 0.3, under the threshold.
+    let far = [0.3f32; 4];
+    let chinese_with_a_word = "清除 cache 的方法是什麼？";
+    let chinese_only = "快取在哪裡？";
+
+    // A model that states no scripts: every question is judged by its cosine.
+    let e = engine();
+    let r = e.search(chinese_with_a_word, Some(&far), Mode::Hybrid, 5);
+    assert!(r.best_cosine.unwrap() < 0.5);
+    assert!(!r.unread_script);
+    assert!(
+        r.no_good_match,
+        "cosine under the threshold, not every word found"
+    );
+
+    let mut e = engine();
+    let other = String::from_utf8(toy_manifest(r#", "scripts": ["latin"]"#))
+        .unwrap()
+        .replace(&"0".repeat(64), &"2".repeat(64));
+    assert!(matches!(
+        e.accept_manifest(other.as_bytes()),
+        Err(lantern_engine::Error::ModelMismatch { .. })
+    ));
+    let m = e
+        .accept_manifest(&toy_manifest(r#", "scripts": ["latin"]"#))
+        .unwrap();
+    assert_eq!(m.scripts, [lantern_engine::Script::Latin]);
+    // Mostly Chinese, to a model that reads Latin letters: a section holding one of its
+    // words vouches for the results, whatever the cosine...
+    let r = e.search(chinese_with_a_word, Some(&far), Mode::Hybrid, 5);
+    assert!(r.unread_script);
+    assert!(!r.no_good_match);
+    assert_eq!(r.pages[0].url, "/cache.html");
+    // ...no section holding any of them is no good match, and meaning alone is never one.
+    let r = e.search(chinese_only, Some(&far), Mode::Hybrid, 5);
+    assert!(r.unread_script && r.no_good_match);
+    let r = e.search(chinese_with_a_word, Some(&far), Mode::Vector, 5);
+    assert!(r.unread_script && r.no_good_match);
+    // A question in Latin letters is still judged by its cosine.
+    let r = e.search("where does the cache live", Some(&far), Mode::Hybrid, 5);
+    assert!(!r.unread_script);
+    assert!(r.no_good_match);
+    let near = [0.0, 0.0, 0.9, 0.1];
+    let r = e.search("where does the cache live", Some(&near), Mode::Hybrid, 5);
+    assert!(!r.no_good_match);
+}

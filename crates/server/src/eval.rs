@@ -112,6 +112,9 @@ pub struct Outcome {
     pub all_words: bool,
     /// The results' keyword strength (see `Results::keyword_strength`).
     pub keyword_strength: f32,
+    /// Written mostly in a script the model does not read: "no good match" rested on the
+    /// keyword evidence, not the cosine (see `Results::unread_script`).
+    pub unread_script: bool,
     pub ms: f64,
 }
 
@@ -225,6 +228,7 @@ pub fn outcome(
         best_cosine: r.best_cosine,
         all_words: r.all_words,
         keyword_strength: r.keyword_strength,
+        unread_script: r.unread_script,
         ms,
     }
 }
@@ -378,14 +382,18 @@ pub fn evaluate(
         };
         writeln!(
             out,
-            "  {:<14} {:<12} cosine {:.3} {:?}",
+            "  {:<14} {:<12} {} {:?}",
             o.id,
             if o.answerable {
                 "answerable"
             } else {
                 "unanswerable"
             },
-            o.best_cosine.unwrap_or(f32::NAN),
+            if o.unread_script {
+                "unread script, no keyword hit".to_string()
+            } else {
+                format!("cosine {:.3}", o.best_cosine.unwrap_or(f32::NAN))
+            },
             q.query
         )?;
     }
@@ -589,6 +597,7 @@ mod tests {
             best_cosine: Some(cos),
             all_words: false,
             keyword_strength: 0.0,
+            unread_script: false,
             ms: 0.0,
         }
     }

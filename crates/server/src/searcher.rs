@@ -156,16 +156,17 @@ impl Searcher {
     /// messages and reports.
     pub fn from_bytes(bytes: &[u8], source: &str, model_dir: Option<&Path>) -> Result<Searcher> {
         let bundle = Bundle::from_bytes(bytes).with_context(|| format!("loading {source}"))?;
+        let mut engine = Engine::new(bundle);
         let embedder = match model_dir {
             None => None,
             Some(dir) => {
                 let model = Model::open(dir)?;
-                bundle.check_model(&model.manifest.sha256)?;
+                engine.accept_model(&model.manifest)?;
                 Some(model.embedder()?)
             }
         };
         Ok(Searcher {
-            engine: Engine::new(bundle),
+            engine,
             embedder,
             path: PathBuf::from(source),
             bytes: bytes.len(),

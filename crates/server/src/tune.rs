@@ -430,7 +430,7 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
     writeln!(out)?;
     writeln!(
         out,
-        "abstention: \"no good match\" when the best cosine is under t and no section holds every query word"
+        "abstention: \"no good match\" when the best cosine is under t and no section holds every query word (a question the model cannot read: when no section holds any of its words)"
     )?;
     for (l, o) in loaded.iter().zip(&outcomes) {
         if let Some(auc) = auroc(o) {
@@ -441,7 +441,11 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
     let rate =
         |o: &[Outcome], score: &dyn Fn(&Outcome) -> Option<f32>, t: f32, answerable: bool| {
             let set: Vec<&Outcome> = o.iter().filter(|o| o.answerable == answerable).collect();
-            let abstains = |o: &&&Outcome| !o.all_words && score(o).is_some_and(|c| c < t);
+            // A question the model cannot read abstains on its words alone, whatever `t`.
+            let abstains = |o: &&&Outcome| match o.unread_script {
+                true => o.no_good_match,
+                false => !o.all_words && score(o).is_some_and(|c| c < t),
+            };
             (!set.is_empty()).then(|| set.iter().filter(abstains).count() as f64 / set.len() as f64)
         };
     let cosine = |o: &Outcome| o.best_cosine;

@@ -19,7 +19,9 @@ fn engine() -> &'static Engine {
         write(d, "themes.md", "# Themes\n\nA theme sets colors and fonts. Dark mode follows the operating system preference.\n\n## Custom themes\n\nCopy the default theme folder and change its palette.\n");
         let out = d.join("s.lantern");
         build_dir(d, &out, None).unwrap();
-        Engine::new(Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap())
+        let mut e = Engine::new(Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap());
+        e.accept_model(&model().model.manifest).unwrap();
+        e
     })
 }
 
@@ -44,6 +46,22 @@ fn paraphrase_found_by_vectors_and_hybrid() {
     let hybrid = search(q, Mode::Hybrid);
     assert_eq!(top_url(&hybrid), "/cache.html#incremental-builds");
     assert!(!hybrid.all_words);
+}
+
+#[test]
+fn a_chinese_question_to_the_english_model_is_judged_by_its_words() {
+    // The committed manifest says the model reads Latin letters; these questions are mostly
+    // Chinese, so their cosines say nothing.
+    let r = search("怎麼執行 widgetctl 升級到最新版本？", Mode::Hybrid);
+    assert!(r.unread_script);
+    assert!(!r.no_good_match, "a section holds one of its words");
+    assert_eq!(r.pages[0].url, "/install.html");
+    let r = search("主題的顏色怎麼改？", Mode::Hybrid);
+    assert!(r.unread_script);
+    assert!(r.no_good_match, "no section holds any of its words");
+    // A question in English is judged by its cosine as before.
+    let r = search("how do I change the colors", Mode::Hybrid);
+    assert!(!r.unread_script && !r.no_good_match);
 }
 
 #[test]

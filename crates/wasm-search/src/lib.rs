@@ -101,8 +101,8 @@ impl SearchIndex {
     /// was built with (else throws): the files browsers fetch, relative to the manifest, as
     /// `{ packedFile, tokenizerFile }`. Checked before any model byte is downloaded.
     #[wasm_bindgen(js_name = acceptModel)]
-    pub fn accept_model(&self, manifest: &[u8]) -> Result<JsValue, JsError> {
-        let m = self.engine.bundle().accept_manifest(manifest).map_err(js)?;
+    pub fn accept_model(&mut self, manifest: &[u8]) -> Result<JsValue, JsError> {
+        let m = self.engine.accept_manifest(manifest).map_err(js)?;
         let Some(packed) = m.packed else {
             return Err(JsError::new(
                 "the model folder publishes no packed model for browsers (prepare it with `lantern prepare-model`)",

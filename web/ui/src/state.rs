@@ -233,6 +233,7 @@ mod tests {
             all_words,
             keyword_strength: 0.0,
             approximate: true,
+            unread_script: false,
             missing: Vec::new(),
         };
         // Every word found: keyword evidence answers; the reader does not pay for the model.
