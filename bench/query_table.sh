@@ -65,9 +65,12 @@ for (const r of rows) if (r.encoder === "table") {
 }
 const kib = (b) => (b / 1024).toFixed(1);
 const onnx = fs.readFileSync("models/minilm/model.onnx");
-const wasm = "out/web/lantern/pkg/lantern_embed_wasm_bg.wasm";
+const pkg = "out/web/lantern/pkg";
+// The embedder module is named by its content (lantern_embed_wasm_bg-<hash>.wasm).
+const wasm = (fs.existsSync(pkg) ? fs.readdirSync(pkg) : [])
+  .filter((f) => /^lantern_embed_wasm_bg(-[0-9a-f]{12})?\.wasm$/.test(f)).map((f) => `${pkg}/${f}`)[0];
 const model = `model ${kib(onnx.length)} / ${kib(zlib.gzipSync(onnx, { level: 9 }).length)} KiB` +
-  (fs.existsSync(`${wasm}.br`) ? ` + embedder wasm ${kib(fs.statSync(`${wasm}.br`).size)} KiB br` : "");
+  (wasm && fs.existsSync(`${wasm}.br`) ? ` + embedder wasm ${kib(fs.statSync(`${wasm}.br`).size)} KiB br` : "");
 console.log("| variant | set | query-side download (raw / gzip / brotli KiB) | fit cosine | vector MRR@10 / hit@5 | hybrid MRR@10 / hit@5 | hybrid, English questions |");
 console.log("|---|---|---|---|---|---|---|");
 for (const r of rows) {
