@@ -212,6 +212,8 @@ test('offline: with the server stopped, a reload still searches', async () => {
     });
     assert.ok(cached.names.some((n) => /^lantern-static-[0-9a-f]{12}$/.test(n)), cached.names.join(' '));
     assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.pack$/.test(p)), cached.immutable.join(' '));
+    // So is the embedder's module: served from the cache, Chromium can keep its compiled code.
+    assert.ok(cached.immutable.some((p) => /^\/lantern\/pkg\/lantern_embed_wasm_bg-[0-9a-f]{12}\.wasm$/.test(p)), cached.immutable.join(' '));
     await page.screenshot({ path: join(shots, 'offline-search.png') });
   } finally {
     await ctx.close();

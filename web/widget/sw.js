@@ -37,11 +37,22 @@ async function cacheFirst(req, url) {
     await cache.put(req, res.clone());
     // Drop older versions of the same file (same path up to the hash and extension).
     const [, stem, ext] = url.pathname.match(HASHED);
-    if (SHARD.test(url.pathname)) return res;
-    for (const old of await cache.keys()) {
-      const p = new URL(old.url).pathname;
-      const m = p.match(HASHED);
-      if (p !== url.pathname && m && m[1] === stem && m[2] === ext) await cache.delete(old);
+    if (!SHARD.test(url.pathname)) {
+      for (const old of await cache.keys()) {
+        const p = new URL(old.url).pathname;
+        const m = p.match(HASHED);
+        if (p !== url.pathname && m && m[1] === stem && m[2] === ext) await cache.delete(old);
+      }
+    }
+    // A wasm module is answered from the cache, once stored: Chromium keeps a module's
+    // compiled code only with a cached response, so the next visit can start from it. (Not
+    // the model: its download reports progress as it streams.)
+    if (ext === '.wasm') {
+      const stored = await cache.match(req);
+      if (stored) {
+        res.body?.cancel();
+        return stored;
+      }
     }
   }
   return res;
