@@ -94,3 +94,47 @@ async fn precompressed_files_are_sent_to_clients_that_accept_them() {
     let (enc, _, bytes) = fetch("identity").await;
     assert_eq!((enc, bytes), (None, body.into_bytes()));
 }
+
+#[tokio::test]
+async fn content_addressed_files_are_immutable_and_the_rest_is_revalidated() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("search.lantern.d")).unwrap();
+    for f in [
+        "index.html",
+        "notes-20241231235959.html",
+        "app-0123456789ab.wasm",
+        "app.wasm",
+        "search.lantern.d/terms-0123456789abcdef-3.bin",
+        "search.lantern.d/meta.bin",
+    ] {
+        std::fs::write(root.join(f), "x").unwrap();
+    }
+    let addr = start(root).await;
+    let client = reqwest::Client::new();
+    let policy = |path: &'static str| {
+        let c = client.clone();
+        async move {
+            let r = c.get(format!("http://{addr}/{path}")).send().await.unwrap();
+            r.headers()
+                .get("cache-control")
+                .map(|v| v.to_str().unwrap().to_string())
+        }
+    };
+    let year = Some("public, max-age=31536000, immutable".to_string());
+    let revalidate = Some("no-cache".to_string());
+    assert_eq!(policy("app-0123456789ab.wasm").await, year);
+    assert_eq!(
+        policy("search.lantern.d/terms-0123456789abcdef-3.bin").await,
+        year
+    );
+    assert_eq!(policy("app.wasm").await, revalidate);
+    assert_eq!(policy("search.lantern.d/meta.bin").await, revalidate);
+    assert_eq!(policy("index.html").await, revalidate);
+    assert_eq!(policy("notes-20241231235959.html").await, revalidate);
+    assert_eq!(
+        policy("missing-0123456789ab.wasm").await,
+        None,
+        "not for a 404"
+    );
+}
