@@ -15,6 +15,8 @@ rm -rf "$out/lantern/ui"
 "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/lantern/ui" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
 bash web/tools/wasm-opt.sh "$out"/lantern/ui/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/lantern/"
+bash web/tools/content-address.sh "$out/lantern/ui/lantern_ui_bg.wasm" \
+  "$out/lantern/widget.js" "$out/lantern/ui/lantern_ui.js" >/dev/null
 mkdir -p "$out/assets"
 cp web/pages/site.css "$out/assets/"
 # The service worker's cache version: a hash of the runtime it serves.

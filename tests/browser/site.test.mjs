@@ -207,13 +207,19 @@ test('offline: with the server stopped, a reload still searches', async () => {
     // Caches are versioned and the model is held under its content-addressed name.
     const cached = await page.evaluate(async () => {
       const names = await caches.keys();
-      const immutable = await (await caches.open('lantern-immutable-v1')).keys();
-      return { names, immutable: immutable.map((r) => new URL(r.url).pathname) };
+      const paths = async (name) => (await (await caches.open(name)).keys()).map((r) => new URL(r.url).pathname);
+      const versioned = names.find((n) => n.startsWith('lantern-static-'));
+      return { names, immutable: await paths('lantern-immutable-v1'), static: versioned ? await paths(versioned) : [] };
     });
     assert.ok(cached.names.some((n) => /^lantern-static-[0-9a-f]{12}$/.test(n)), cached.names.join(' '));
     assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.pack$/.test(p)), cached.immutable.join(' '));
-    // So is the embedder's module: served from the cache, Chromium can keep its compiled code.
-    assert.ok(cached.immutable.some((p) => /^\/lantern\/pkg\/lantern_embed_wasm_bg-[0-9a-f]{12}\.wasm$/.test(p)), cached.immutable.join(' '));
+    // So are the wasm modules (served from the cache, Chromium can keep their compiled code)
+    // and the bundle's shards; neither is kept twice in the versioned cache.
+    for (const re of [/^\/lantern\/pkg\/lantern_embed_wasm_bg-[0-9a-f]{12}\.wasm$/, /^\/lantern\/pkg\/lantern_search_wasm_bg-[0-9a-f]{12}\.wasm$/,
+      /^\/lantern\/ui\/lantern_ui_bg-[0-9a-f]{12}\.wasm$/, /^\/search\.lantern\.d\/terms-[0-9a-f]{16}-\d+\.bin$/]) {
+      assert.ok(cached.immutable.some((p) => re.test(p)), `${re} not in ${cached.immutable.join(' ')}`);
+    }
+    assert.deepEqual(cached.static.filter((p) => /\.wasm$|\.bin$/.test(p) && !p.endsWith('/meta.bin')), []);
     await page.screenshot({ path: join(shots, 'offline-search.png') });
   } finally {
     await ctx.close();

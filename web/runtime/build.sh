@@ -22,12 +22,12 @@ mkdir -p "$out/pkg"
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/lantern_embed_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
-# The embedder module (11 MB) is named by its content, like the model: the service worker serves
-# it cache first, so a warm visit neither fetches it nor revalidates it, and Chromium can keep
-# its compiled code with the cached response.
-embed_hash="$(sha256sum "$out/pkg/lantern_embed_wasm_bg.wasm" | cut -c1-12)"
-mv "$out/pkg/lantern_embed_wasm_bg.wasm" "$out/pkg/lantern_embed_wasm_bg-$embed_hash.wasm"
-sed "s/lantern_embed_wasm_bg\.wasm/lantern_embed_wasm_bg-$embed_hash.wasm/" web/runtime/embed-worker.js > "$out/embed-worker.js"
-grep -q "lantern_embed_wasm_bg-$embed_hash.wasm" "$out/embed-worker.js"
-cp web/runtime/lantern.js web/runtime/fetch.js web/runtime/embedder.js web/runtime/lantern.d.ts "$out/"
+cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
+  web/runtime/lantern.d.ts "$out/"
+# Both wasm modules are named by their content (web/tools/content-address.sh says why); the
+# JavaScript that loads them keeps its name and is revalidated on every visit.
+bash web/tools/content-address.sh "$out/pkg/lantern_embed_wasm_bg.wasm" \
+  "$out/embed-worker.js" "$out/pkg/lantern_embed_wasm.js" >/dev/null
+bash web/tools/content-address.sh "$out/pkg/lantern_search_wasm_bg.wasm" \
+  "$out/lantern.js" "$out/pkg/lantern_search_wasm.js" >/dev/null
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

@@ -1,16 +1,17 @@
 // Lantern's service worker: search keeps working offline once a page has been visited.
-// - Content-addressed files (`name-<12 hex>.ext`, e.g. the model as `lantern site` publishes
-//   it, and a split bundle's shards) never change under their name: cache first, kept across
-//   versions; when a newer file of the same name stem arrives, the older one is deleted
-//   (not for shards, whose kind is their stem: many are current at once).
-// - Everything else (pages, bundle, manifest, runtime): network first, falling back to the
-//   cache, so a new build replaces the cached one on the next online visit.
+// - Content-addressed files (`name-<12 hex>.ext`: the model as `lantern site` publishes it,
+//   the wasm modules, a split bundle's shards) never change under their name: cache first,
+//   kept across versions; when a newer file of the same name stem arrives, the older one is
+//   deleted (not for shards, whose kind is their stem: many are current at once).
+// - Everything else (pages, bundle, manifests, the runtime's JavaScript): network first,
+//   falling back to the cache, so a new build replaces the cached one on the next online visit.
 // The build stamps VERSION with a hash of the runtime; a new runtime installs a new worker,
 // which deletes the caches of older versions.
 const VERSION = '__LANTERN_VERSION__';
 const STATIC = `lantern-static-${VERSION}`;
 const IMMUTABLE = 'lantern-immutable-v1';
-const HASHED = /^(.*)-[0-9a-f]{12,64}(\.[a-z0-9]+)$/;
+// `stem-<hash>.ext`, or a shard's `kind-<hash>-<n>.bin` (n: its place in its group).
+const HASHED = /^(.*)-[0-9a-f]{12,64}(-\d+)?(\.[a-z0-9]+)$/;
 const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}-\d+\.bin$/;
 
 self.addEventListener('install', () => self.skipWaiting());
@@ -25,7 +26,9 @@ self.addEventListener('fetch', (event) => {
   const req = event.request;
   const url = new URL(req.url);
   if (req.method !== 'GET' || url.origin !== self.location.origin) return;
-  event.respondWith(HASHED.test(url.pathname) ? cacheFirst(req, url) : networkFirst(req));
+  // Never a page: a page named with a date (`notes-20241231235959.html`) is not immutable.
+  const immutable = HASHED.test(url.pathname) && !/\.html?$/.test(url.pathname);
+  event.respondWith(immutable ? cacheFirst(req, url) : networkFirst(req));
 });
 
 async function cacheFirst(req, url) {
@@ -36,12 +39,12 @@ async function cacheFirst(req, url) {
   if (res.ok) {
     await cache.put(req, res.clone());
     // Drop older versions of the same file (same path up to the hash and extension).
-    const [, stem, ext] = url.pathname.match(HASHED);
+    const [, stem, , ext] = url.pathname.match(HASHED);
     if (!SHARD.test(url.pathname)) {
       for (const old of await cache.keys()) {
         const p = new URL(old.url).pathname;
         const m = p.match(HASHED);
-        if (p !== url.pathname && m && m[1] === stem && m[2] === ext) await cache.delete(old);
+        if (p !== url.pathname && m && m[1] === stem && m[3] === ext) await cache.delete(old);
       }
     }
     // A wasm module is answered from the cache, once stored: Chromium keeps a module's
