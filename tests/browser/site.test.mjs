@@ -184,6 +184,41 @@ test('Save-Data: quick meaning from the query table, and no model download', asy
   }
 });
 
+test("a deploy's old shards leave the reader's cache; the current ones and other bundles' stay", async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const cached = () => page.evaluate(async () =>
+    (await (await caches.open('lantern-immutable-v1')).keys()).map((r) => new URL(r.url).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    await page.reload();
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+    // Shards an earlier build left, of this bundle and of another one on the same site.
+    const stale = '/search.lantern.d/terms-00000000000000ff-0.bin';
+    const other = '/v1/search.lantern.d/terms-00000000000000ff-0.bin';
+    await page.evaluate(async (paths) => {
+      const cache = await caches.open('lantern-immutable-v1');
+      for (const p of paths) await cache.put(p, new Response('old'));
+    }, [stale, other]);
+    assert.ok((await cached()).includes(stale));
+    await openAndType(page, 'bundle format');
+    await shadow(page, '.mode-used').first().waitFor({ timeout: 30_000 });
+    let now = await cached();
+    for (let i = 0; i < 100 && now.includes(stale); i++) {
+      await page.waitForTimeout(100);
+      now = await cached();
+    }
+    assert.ok(!now.includes(stale), now.join(' '));
+    assert.ok(now.includes(other), now.join(' '));
+    assert.ok(now.some((p) => /^\/search\.lantern\.d\/terms-[0-9a-f]{16}-\d+\.bin$/.test(p)), now.join(' '));
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
 test('offline: with the server stopped, a reload still searches', async () => {
   const server = await serve(siteCopy());
   const ctx = await chrome.newContext();

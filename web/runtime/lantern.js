@@ -8,6 +8,15 @@ import { Embedder } from './embedder.js';
 
 export { Embedder };
 
+/**
+ * Tells the service worker, if one controls the page, which shards the split bundle at `base`
+ * has now: it keeps shards under their content-addressed names across visits and drops the
+ * others there, so a reader's cache does not grow with every deploy.
+ */
+function forgetOtherShards(base, keep) {
+  navigator.serviceWorker?.controller?.postMessage({ lantern: 'shards', base, keep });
+}
+
 /** Posts one request to the proxy and feeds the response body to the ask session. */
 async function postAnswer(proxy, ask, onText) {
   const res = await fetch(new URL('answer', proxy.endsWith('/') ? proxy : proxy + '/'), {
@@ -63,6 +72,7 @@ export class Lantern {
     const bytes = await fetchBytes(url, progress);
     const base = split ? `${file}.d/` : null;
     const lantern = new Lantern(new SearchIndex(bytes));
+    if (base) forgetOtherShards(base, lantern.#index.shardFiles());
     lantern.#shardBase = base;
     lantern.#prefetchLimit = prefetch;
     lantern.#tableUrl = `${file}.query`;

@@ -2,7 +2,8 @@
 // - Content-addressed files (`name-<12 hex>.ext`: the model as `lantern site` publishes it,
 //   the wasm modules, a split bundle's shards) never change under their name: cache first,
 //   kept across versions; when a newer file of the same name stem arrives, the older one is
-//   deleted (not for shards, whose kind is their stem: many are current at once).
+//   deleted (not for shards, whose kind is their stem: many are current at once; the page
+//   names the current ones, and the others are deleted).
 // - Everything else (pages, bundle, manifests, the runtime's JavaScript): network first,
 //   falling back to the cache, so a new build replaces the cached one on the next online visit.
 // The build stamps VERSION with a hash of the runtime; a new runtime installs a new worker,
@@ -30,6 +31,31 @@ self.addEventListener('fetch', (event) => {
   const immutable = HASHED.test(url.pathname) && !/\.html?$/.test(url.pathname);
   event.respondWith(immutable ? cacheFirst(req, url) : networkFirst(req));
 });
+
+// The page names the shards its split bundle has now (web/runtime/lantern.js); the others
+// cached under that bundle's folder belong to earlier builds.
+self.addEventListener('message', (event) => {
+  const { lantern, base, keep } = event.data || {};
+  if (lantern !== 'shards' || typeof base !== 'string' || !Array.isArray(keep)) return;
+  event.waitUntil(forgetShards(base, new Set(keep)));
+});
+
+async function forgetShards(base, keep) {
+  let folder;
+  try {
+    folder = new URL(base);
+  } catch {
+    return;
+  }
+  if (folder.origin !== self.location.origin || !folder.pathname.endsWith('.d/')) return;
+  const cache = await caches.open(IMMUTABLE);
+  for (const req of await cache.keys()) {
+    const p = new URL(req.url).pathname;
+    if (p.startsWith(folder.pathname) && SHARD.test(p) && !keep.has(p.slice(folder.pathname.length))) {
+      await cache.delete(req);
+    }
+  }
+}
 
 async function cacheFirst(req, url) {
   const cache = await caches.open(IMMUTABLE);

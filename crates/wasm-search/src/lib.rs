@@ -51,6 +51,12 @@ impl SearchIndex {
         self.engine.add_shard(name, bytes).map_err(js)
     }
 
+    /// The file names of every shard of a split bundle (none for a whole bundle).
+    #[wasm_bindgen(js_name = shardFiles)]
+    pub fn shard_files(&self) -> Vec<String> {
+        self.engine.bundle().shard_files()
+    }
+
     /// The file names of the shards of a split bundle not loaded yet.
     #[wasm_bindgen(js_name = unloadedShards)]
     pub fn unloaded_shards(&self) -> Vec<String> {
