@@ -16,7 +16,7 @@ rm -rf "$out/lantern/ui"
 bash web/tools/wasm-opt.sh "$out"/lantern/ui/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/lantern/"
 bash web/tools/content-address.sh "$out/lantern/ui/lantern_ui_bg.wasm" \
-  "$out/lantern/widget.js" "$out/lantern/ui/lantern_ui.js" >/dev/null
+  "$out/lantern/widget.js" "$out/lantern/ui/lantern_ui.js"
 mkdir -p "$out/assets"
 cp web/pages/site.css "$out/assets/"
 # The service worker's cache version: a hash of the runtime it serves.

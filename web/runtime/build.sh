@@ -27,7 +27,7 @@ cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/r
 # Both wasm modules are named by their content (web/tools/content-address.sh says why); the
 # JavaScript that loads them keeps its name and is revalidated on every visit.
 bash web/tools/content-address.sh "$out/pkg/lantern_embed_wasm_bg.wasm" \
-  "$out/embed-worker.js" "$out/pkg/lantern_embed_wasm.js" >/dev/null
+  "$out/embed-worker.js" "$out/pkg/lantern_embed_wasm.js"
 bash web/tools/content-address.sh "$out/pkg/lantern_search_wasm_bg.wasm" \
-  "$out/lantern.js" "$out/pkg/lantern_search_wasm.js" >/dev/null
+  "$out/lantern.js" "$out/pkg/lantern_search_wasm.js"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

@@ -3,7 +3,7 @@
 # and rewrites every mention of NAME.EXT in the files that load it, failing if one is left
 # unchanged. The service worker serves such names cache first and `lantern serve` marks them
 # immutable, so a warm visit neither fetches nor revalidates them, and Chromium keeps a wasm
-# module's compiled code with the cached copy. Prints the new name.
+# module's compiled code with the cached copy.
 #   content-address.sh FILE LOADER...
 set -euo pipefail
 file="$1"
@@ -19,4 +19,3 @@ for loader in "$@"; do
   sed -i "s/${stem//./\\.}\\.$ext/$hashed/g" "$loader"
   grep -q "$hashed" "$loader" || { echo "content-address.sh: $loader does not name $base" >&2; exit 1; }
 done
-echo "$hashed"

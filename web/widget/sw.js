@@ -12,6 +12,7 @@ const VERSION = '__LANTERN_VERSION__';
 const STATIC = `lantern-static-${VERSION}`;
 const IMMUTABLE = 'lantern-immutable-v1';
 // `stem-<hash>.ext`, or a shard's `kind-<hash>-<n>.bin` (n: its place in its group).
+// `lantern serve` marks the same names immutable (content_addressed in crates/server/src/serve.rs).
 const HASHED = /^(.*)-[0-9a-f]{12,64}(-\d+)?(\.[a-z0-9]+)$/;
 const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}-\d+\.bin$/;
 
