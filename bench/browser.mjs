@@ -127,3 +127,10 @@ for (const f of files(web).filter((f) => /(\.wasm|\.js|\.css|\.lantern|\.query|\
   const br = existsSync(`${f}.br`) ? statSync(`${f}.br`).size : '-';
   console.log(`| ${relative(web, f)} | ${b.length} | ${gzipSync(b, { level: 9 }).length} | ${br} |`);
 }
+// The packed model's word rows: hundreds of small files, one line for all of them.
+const rowFiles = files(web).filter((f) => /\/rows-[0-9a-f]{12}\.bin$/.test(f));
+if (rowFiles.length) {
+  const sum = (g) => rowFiles.reduce((n, f) => n + g(f), 0);
+  const br = sum((f) => (existsSync(`${f}.br`) ? statSync(`${f}.br`).size : statSync(f).size));
+  console.log(`| model/rows-*.bin (${rowFiles.length} files, fetched as queries need them) | ${sum((f) => statSync(f).size)} | ${sum((f) => gzipSync(readFileSync(f), { level: 9 }).length)} | ${br} |`);
+}

@@ -71,19 +71,30 @@ async function visit(s, context, throttled = false) {
   const keyword = Date.now() - t0;
   await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
   const out = { ms: Date.now() - t0, keyword, bytes: s.wire - start };
+  // What follows the first hybrid result (a model's remaining word rows, fetched in the
+  // background for offline use): bytes once nothing has arrived for two seconds.
+  for (let last = -1; last !== s.wire;) {
+    last = s.wire;
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  out.settled = s.wire - start;
   if (!throttled) await page.evaluate(() => navigator.serviceWorker.ready);
   await page.close();
   return out;
 }
 
-/** Brotli bytes of the embedder module and the packed model a site serves. */
+/** Brotli bytes of the embedder module, the packed model and its word rows a site serves. */
 function assets(dir) {
   const find = (d, re) => readdirSync(d).flatMap((f) => {
     const p = join(d, f);
     return statSync(p).isDirectory() ? find(p, re) : re.test(f) ? [p] : [];
   });
   const size = (re) => find(dir, re).reduce((n, p) => n + statSync(p).size, 0);
-  return { wasm: size(/embed_wasm_bg(-[0-9a-f]{12})?\.wasm\.br$/), model: size(/\.pack\.br$/) };
+  return {
+    wasm: size(/embed_wasm_bg(-[0-9a-f]{12})?\.wasm\.br$/),
+    model: size(/\.pack\.br$/),
+    rows: size(/^rows-[0-9a-f]{12}\.bin\.br$/),
+  };
 }
 
 const sites = [await site(resolve(other)), await site(join(root, 'out/web'))];
@@ -117,7 +128,9 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[s.len
 const rows = [
   ['embedder wasm, brotli (KiB)', (i) => assets(sites[i].dir).wasm / 1024],
   ['packed model, brotli (KiB)', (i) => assets(sites[i].dir).model / 1024],
+  ['its word rows, brotli (KiB)', (i) => assets(sites[i].dir).rows / 1024],
   ['cold, KiB to the first hybrid result with the model', (i) => median(runs[i].map((x) => x.cold.bytes)) / 1024],
+  ['cold, KiB once settled (what follows in the background included)', (i) => median(runs[i].map((x) => x.cold.settled)) / 1024],
   ['cold, ms to it', (i) => median(runs[i].map((x) => x.cold.ms))],
   ['warm, ms to it', (i) => median(runs[i].map((x) => x.warm.ms))],
   ['cold, ms to the first results', (i) => median(runs[i].map((x) => x.cold.keyword))],

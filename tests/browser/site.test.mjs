@@ -2,7 +2,7 @@
 // served by `lantern serve`, searched through the <lantern-search> widget.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, cpSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, cpSync, writeFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, browser, cli, root } from './harness.mjs';
@@ -220,7 +220,8 @@ test("a deploy's old shards leave the reader's cache; the current ones and other
 });
 
 test('offline: with the server stopped, a reload still searches', async () => {
-  const server = await serve(siteCopy());
+  const dir = siteCopy();
+  const server = await serve(dir);
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
   try {
@@ -231,6 +232,18 @@ test('offline: with the server stopped, a reload still searches', async () => {
     // A question that needs meaning, so the model is fetched (and cached) on this visit.
     await openAndType(page, 'how do hits for exact words and for meaning get merged');
     await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    // The first query fetched only its own word rows; every other row file follows in the
+    // background, so that any question embeds offline.
+    const rows = readdirSync(join(dir, 'model')).filter((f) => /^rows-[0-9a-f]{12}\.bin$/.test(f));
+    assert.ok(rows.length > 100, `${rows.length} row files`);
+    const rowsCached = () => page.evaluate(async () => (await (await caches.open('lantern-immutable-v1')).keys())
+      .filter((r) => /\/model\/rows-[0-9a-f]{12}\.bin$/.test(r.url)).length);
+    let held = await rowsCached();
+    for (let i = 0; i < 300 && held < rows.length; i++) {
+      await page.waitForTimeout(100);
+      held = await rowsCached();
+    }
+    assert.equal(held, rows.length);
     server.stop();
     await new Promise((r) => setTimeout(r, 300));
     await page.reload();

@@ -7,6 +7,12 @@ import { fetchBytes } from './fetch.js';
 
 let embedder = null;
 let compiled = null;
+// The model's manifest URL: the word rows' files are named relative to it.
+let base = null;
+// Whether a service worker keeps what is fetched: then, once the first query is answered, every
+// row file is fetched in the background (into its cache) so that any query embeds offline.
+let keepAll = false;
+let kept = null;
 const message = (err) => String(err && err.message ? err.message : err);
 
 function compile() {
@@ -36,10 +42,37 @@ async function build(msg) {
       fetchBytes(msg.tokenizer, progress('tokenizer')),
     ]);
     embedder = WasmEmbedder.fromPacked(msg.manifest, model, await sha256(model), tokenizer);
+    base = msg.base;
+    keepAll = !!msg.keepAll;
     self.postMessage({ type: 'ready' });
   } catch (err) {
     self.postMessage({ type: 'error', message: message(err) });
   }
+}
+
+// The packed model leaves its word-embedding table in small files named by their content; a
+// query's missing rows are fetched (cached for ever by the service worker) before embedding.
+async function embed(text) {
+  const missing = embedder.rowsMissing(text);
+  if (missing.length) {
+    const files = await Promise.all(
+      Array.from(missing, (s) => fetchBytes(new URL(embedder.rowsFile(s), base).href)),
+    );
+    missing.forEach((s, i) => embedder.addRows(s, files[i]));
+  }
+  return embedder.embed(text);
+}
+
+async function keepEveryRow() {
+  const files = Array.from(embedder.rowsAbsent(), (s) => new URL(embedder.rowsFile(s), base).href);
+  const unique = [...new Set(files)];
+  // A few at a time, at low priority: queries' own fetches go first.
+  const next = async () => {
+    for (let url = unique.pop(); url; url = unique.pop()) {
+      await fetch(url, { priority: 'low' }).then((r) => r.arrayBuffer()).catch(() => {});
+    }
+  };
+  await Promise.all([next(), next(), next(), next()]);
 }
 
 self.onmessage = async (event) => {
@@ -50,8 +83,9 @@ self.onmessage = async (event) => {
     await build(msg);
   } else if (msg.type === 'embed') {
     try {
-      const vector = embedder.embed(msg.text);
+      const vector = await embed(msg.text);
       self.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
+      if (keepAll && !kept) kept = keepEveryRow();
     } catch (err) {
       self.postMessage({ type: 'error', id: msg.id, message: message(err) });
     }

@@ -74,6 +74,8 @@ export class Embedder {
     this.#worker?.postMessage({
       type: 'build',
       manifest,
+      base: this.#manifestUrl,
+      keepAll: !!navigator.serviceWorker?.controller,
       model: new URL(files.packedFile, this.#manifestUrl).href,
       tokenizer: new URL(files.tokenizerFile, this.#manifestUrl).href,
     });

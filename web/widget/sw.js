@@ -3,7 +3,8 @@
 //   the wasm modules, a split bundle's shards) never change under their name: cache first,
 //   kept across versions; when a newer file of the same name stem arrives, the older one is
 //   deleted (not for shards, whose kind is their stem: many are current at once; the page
-//   names the current ones, and the others are deleted).
+//   names the current ones, and the others are deleted; nor for a model's word rows, which
+//   go with the model when a newer one replaces it).
 // - Everything else (pages, bundle, manifests, the runtime's JavaScript): network first,
 //   falling back to the cache, so a new build replaces the cached one on the next online visit.
 // The build stamps VERSION with a hash of the runtime; a new runtime installs a new worker,
@@ -15,6 +16,8 @@ const IMMUTABLE = 'lantern-immutable-v1';
 // `lantern serve` marks the same names immutable (content_addressed in crates/server/src/serve.rs).
 const HASHED = /^(.*)-[0-9a-f]{12,64}(-\d+)?(\.[a-z0-9]+)$/;
 const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}-\d+\.bin$/;
+// A packed model's word rows, `rows-<hash>.bin` beside its `model-<hash>.pack`.
+const ROWS = /\/rows-[0-9a-f]{12}\.bin$/;
 
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil((async () => {
@@ -67,11 +70,23 @@ async function cacheFirst(req, url) {
     await cache.put(req, res.clone());
     // Drop older versions of the same file (same path up to the hash and extension).
     const [, stem, , ext] = url.pathname.match(HASHED);
-    if (!SHARD.test(url.pathname)) {
+    if (!SHARD.test(url.pathname) && !ROWS.test(url.pathname)) {
+      let replaced = false;
       for (const old of await cache.keys()) {
         const p = new URL(old.url).pathname;
         const m = p.match(HASHED);
-        if (p !== url.pathname && m && m[1] === stem && m[3] === ext) await cache.delete(old);
+        if (p !== url.pathname && m && m[1] === stem && m[3] === ext) {
+          await cache.delete(old);
+          replaced = true;
+        }
+      }
+      // A new model: the old one's word rows go too (the new one fetches its own).
+      if (replaced && ext === '.pack') {
+        const folder = url.pathname.slice(0, url.pathname.lastIndexOf('/') + 1);
+        for (const old of await cache.keys()) {
+          const p = new URL(old.url).pathname;
+          if (p.startsWith(folder) && ROWS.test(p) && !p.slice(folder.length).includes('/')) await cache.delete(old);
+        }
       }
     }
     // A wasm module is answered from the cache, once stored: Chromium keeps a module's

@@ -10,6 +10,7 @@ use tract_onnx::prelude::{InferenceFact, InferenceModel, InferenceModelExt};
 
 use crate::error::{Error, Result};
 use crate::manifest::sha256_hex;
+use crate::pack::WordRows;
 use lantern_engine::Manifest;
 
 fn model_err(e: impl std::fmt::Display) -> Error {
@@ -27,6 +28,9 @@ pub struct Embedder {
     /// Same vocabulary without truncation, to count a text's full length.
     counter: Tokenizer,
     plan: Arc<TypedRunnableModel>,
+    /// The packed model's word-embedding rows, which its graph takes as an input; none for
+    /// the ONNX model, whose graph looks them up itself.
+    words: Option<WordRows>,
     dim: usize,
     max_tokens: usize,
 }
@@ -74,20 +78,31 @@ impl Embedder {
             "the tokenizer file",
         )?;
         // Decluttered when packed: only tract's optimisation is left to run.
-        let mut model = crate::pack::read_packed(packed)?;
-        model.optimize().map_err(model_err)?;
-        Self::finish(manifest, model, tokenizer_json)
+        let mut packed = crate::pack::read_packed(packed)?;
+        if packed.graph.inputs.len() != 4 || packed.words.cols() != manifest.dimensions {
+            return Err(Error::Model(
+                "the packed graph does not take the manifest's word rows".into(),
+            ));
+        }
+        packed.graph.optimize().map_err(model_err)?;
+        Self::finish(manifest, packed.graph, Some(packed.words), tokenizer_json)
     }
 
     /// Loads files already checked.
     #[cfg(feature = "onnx")]
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
-        Self::finish(manifest, model, tokenizer_json)
+        Self::finish(manifest, model, None, tokenizer_json)
     }
 
-    /// Plans the optimised graph and probes one embedding.
-    fn finish(manifest: &Manifest, model: TypedModel, tokenizer_json: &[u8]) -> Result<Self> {
+    /// Plans the optimised graph and checks its output's dimensions, by a probe embedding
+    /// when every word row it needs is held.
+    fn finish(
+        manifest: &Manifest,
+        model: TypedModel,
+        words: Option<WordRows>,
+        tokenizer_json: &[u8],
+    ) -> Result<Self> {
         let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
         let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
         counter.with_padding(None);
@@ -100,22 +115,64 @@ impl Embedder {
             }))
             .map_err(tok_err)?;
 
+        let out = model.output_fact(0).map_err(model_err)?.shape.clone();
         let plan = model.into_runnable().map_err(model_err)?;
         let embedder = Embedder {
             tokenizer,
             counter,
             plan,
+            words,
             dim,
             max_tokens,
         };
-        let probe = embedder.embed_raw("probe")?;
-        if probe.len() != dim {
+        let got = out.last().and_then(|d| d.as_i64()).map(|d| d as usize);
+        if got != Some(dim) {
             return Err(Error::Dimensions {
-                got: probe.len(),
+                got: got.unwrap_or(0),
                 expected: dim,
             });
         }
+        if embedder.rows_missing("probe")?.is_empty() {
+            let probe = embedder.embed_raw("probe")?;
+            if probe.len() != dim {
+                return Err(Error::Dimensions {
+                    got: probe.len(),
+                    expected: dim,
+                });
+            }
+        }
         Ok(embedder)
+    }
+
+    /// The shards of word rows that embedding `text` needs and this embedder does not hold
+    /// (a browser fetches them as queries come: [`Embedder::word_rows_file`],
+    /// [`Embedder::add_word_rows`]). Always empty for a model read whole.
+    pub fn rows_missing(&self, text: &str) -> Result<Vec<usize>> {
+        let Some(words) = &self.words else {
+            return Ok(Vec::new());
+        };
+        Ok(words.missing(&self.token_ids(text)?))
+    }
+
+    /// Every shard of word rows not held (what a browser caches to embed any query offline).
+    pub fn rows_absent(&self) -> Vec<usize> {
+        self.words
+            .as_ref()
+            .map(WordRows::absent)
+            .unwrap_or_default()
+    }
+
+    /// The file name of a shard of word rows, relative to the published model's manifest.
+    pub fn word_rows_file(&self, shard: usize) -> Option<String> {
+        self.words.as_ref()?.file_name(shard)
+    }
+
+    /// Adds a shard of word rows from its file, checked against the pack's sha256.
+    pub fn add_word_rows(&mut self, shard: usize, file: &[u8]) -> Result<()> {
+        match &mut self.words {
+            Some(words) => words.add(shard, file),
+            None => Err(Error::Model("this model holds its word rows".into())),
+        }
     }
 
     /// Vector dimensions.
@@ -158,11 +215,17 @@ impl Embedder {
                 .into_tensor()
                 .into())
         };
-        let inputs = tvec!(
+        let mut inputs = tvec!(
             as_tensor(enc.get_ids())?,
             as_tensor(enc.get_attention_mask())?,
             as_tensor(enc.get_type_ids())?
         );
+        if let Some(words) = &self.words {
+            let rows = words.lookup(enc.get_ids())?;
+            let rows = tract_ndarray::Array3::from_shape_vec((1, n, words.cols()), rows)
+                .map_err(model_err)?;
+            inputs.push(rows.into_tensor().into());
+        }
         let out = self.plan.run(inputs).map_err(model_err)?;
         let hidden = out[0].to_plain_array_view::<f32>().map_err(model_err)?;
         let shape = hidden.shape();

@@ -24,6 +24,6 @@ pub use lantern_engine::{Manifest, ModelFiles, PackedFile, MANIFEST_FILE};
 pub use manifest::{model_dir, sha256_hex, Model, DEFAULT_MODEL_DIR, MODEL_DIR_ENV};
 #[cfg(feature = "onnx")]
 pub use pack::pack;
-pub use pack::{read_packed, PackSpec, PACK_VERSION};
+pub use pack::{read_packed, split_packed, PackSpec, PackedModel, WordRows, PACK_VERSION};
 #[cfg(feature = "onnx")]
 pub use prepare::{prepare, prepare_onnx, Prepared};

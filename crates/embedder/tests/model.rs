@@ -232,3 +232,47 @@ fn damaged_or_foreign_packed_models_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_pack_published_without_its_word_rows_embeds_as_the_whole_pack_once_given_them() {
+    let m = &loaded().model;
+    let entry = m.manifest.packed.as_ref().unwrap();
+    let whole = m.read_packed(entry).unwrap();
+    let (head, files) = lantern_embedder::split_packed(&whole).unwrap();
+    // The table was about half of the pack.
+    assert!(
+        head.len() * 10 < whole.len() * 6,
+        "{} of {}",
+        head.len(),
+        whole.len()
+    );
+    assert!(files.len() > 100, "{} shards", files.len());
+    let mut published = m.manifest.clone();
+    published.packed.as_mut().unwrap().sha256 = sha256_hex(&head);
+    let mut browser = Embedder::from_packed(&published, &head, &m.tokenizer).unwrap();
+    let reference = m.packed_embedder().unwrap();
+    let text = "can I look things up without an internet connection";
+    let missing = browser.rows_missing(text).unwrap();
+    assert!(!missing.is_empty() && missing.len() <= 12, "{missing:?}");
+    assert!(browser
+        .embed(text)
+        .unwrap_err()
+        .to_string()
+        .contains("not loaded"));
+    for &s in &missing {
+        let name = browser.word_rows_file(s).unwrap();
+        let (_, bytes) = files.iter().find(|(n, _)| *n == name).unwrap();
+        // A damaged shard is refused by its sha256; the pack's other shards are too.
+        let mut damaged = bytes.clone();
+        damaged[20] ^= 1;
+        assert!(browser.add_word_rows(s, &damaged).is_err());
+        browser.add_word_rows(s, bytes).unwrap();
+    }
+    assert!(browser.rows_missing(text).unwrap().is_empty());
+    assert_eq!(browser.embed(text).unwrap(), reference.embed(text).unwrap());
+    // The whole pack, as the indexer reads it, needs nothing fetched.
+    assert!(reference
+        .rows_missing("anything at all")
+        .unwrap()
+        .is_empty());
+}

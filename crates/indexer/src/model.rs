@@ -1,11 +1,12 @@
 //! Model files on disk: preparing a downloaded model under the committed manifest's contract,
 //! and publishing a model beside a website with content-addressed file names.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-use lantern_embedder::{prepare, Manifest, Model, MANIFEST_FILE};
+use lantern_embedder::{prepare, sha256_hex, split_packed, Manifest, Model, MANIFEST_FILE};
 
 use crate::output::write_atomic;
 
@@ -35,42 +36,50 @@ pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manife
     Ok(prepared.manifest)
 }
 
-/// Copies what browsers run of `model` into `dir` for a website: the packed model and the
-/// tokenizer, named by their content (`model-<sha12>.pack`) so hosts and the service worker
-/// can cache them forever, and a `manifest.json` naming them. The model file itself is not
-/// copied: browsers run only the packed form (the manifest still names the model file, whose
-/// sha256 is the model's identity, checked against the bundle). Files of other versions in
-/// `dir`, and model files an earlier version published, are removed.
+/// Copies what browsers run of `model` into `dir` for a website: the packed model without its
+/// word-embedding rows, the rows' shards (fetched as readers' queries need them) and the
+/// tokenizer, all named by their content (`model-<sha12>.pack`, `rows-<sha12>.bin`) so hosts
+/// and the service worker can cache them forever, and a `manifest.json` naming them (its
+/// packed sha256 is the published pack's, which pins each shard's). The model file itself is
+/// not copied: browsers run only the packed form (the manifest still names the model file,
+/// whose sha256 is the model's identity, checked against the bundle). Files of other versions
+/// in `dir`, and model files an earlier version published, are removed.
 pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
-    let m = model.manifest.content_addressed();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let packed = match (&model.manifest.packed, &m.packed) {
-        (Some(src), Some(dst)) => Some((&dst.file, model.read_packed(src)?)),
-        _ => None,
-    };
-    let files = [(&m.files.tokenizer, &model.tokenizer)];
-    for (name, bytes) in files
-        .into_iter()
-        .chain(packed.as_ref().map(|(n, b)| (*n, b)))
-    {
+    let mut published = model.manifest.clone();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    if let Some(p) = &mut published.packed {
+        let (head, rows) = split_packed(&model.read_packed(p)?)?;
+        p.sha256 = sha256_hex(&head);
+        files.push((
+            published.content_addressed().packed.expect("kept").file,
+            head,
+        ));
+        files.extend(rows);
+    }
+    let m = published.content_addressed();
+    files.push((m.files.tokenizer.clone(), model.tokenizer.clone()));
+    for (name, bytes) in &files {
         let path = dir.join(name);
+        // Named by content: a file of that name and size is that file.
         let same = std::fs::metadata(&path).is_ok_and(|md| md.len() == bytes.len() as u64);
         if !same {
             write_atomic(&path, bytes)?;
         }
     }
     write_atomic(&dir.join(MANIFEST_FILE), &m.to_json())?;
+    let current: HashSet<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let packed_name = m.packed.as_ref().map(|p| p.file.as_str());
-        let stale = (name.starts_with("model-") && name.ends_with(".onnx"))
-            || (name.starts_with("model-")
-                && name.ends_with(".pack")
-                && Some(name.as_str()) != packed_name)
-            || (name.starts_with("tokenizer-")
-                && name.ends_with(".json")
-                && name != m.files.tokenizer);
-        if stale {
+        let ours = [
+            ("model-", ".onnx"),
+            ("model-", ".pack"),
+            ("rows-", ".bin"),
+            ("tokenizer-", ".json"),
+        ]
+        .iter()
+        .any(|(start, end)| name.starts_with(start) && name.ends_with(end));
+        if ours && !current.contains(name.as_str()) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -468,4 +468,27 @@ fn site_builds_first_and_escapes_the_base_url() {
         !published.iter().any(|f| f.ends_with(".onnx")),
         "{published:?}"
     );
+    // Without its word rows, which are files of their own; the published manifest pins the
+    // pack as published (which pins each row file).
+    let rows = published.iter().filter(|f| f.starts_with("rows-")).count();
+    assert!(rows > 100, "{published:?}");
+    let pack = published.iter().find(|f| f.ends_with(".pack")).unwrap();
+    let bytes = std::fs::read(out.path().join("site/model").join(pack)).unwrap();
+    let pinned = lantern_engine::Manifest::from_json(manifest.as_bytes()).unwrap();
+    assert_eq!(
+        lantern_embedder::sha256_hex(&bytes),
+        pinned.packed.unwrap().sha256
+    );
+    assert!(
+        bytes.len() * 10
+            < m.model
+                .read_packed(m.model.manifest.packed.as_ref().unwrap())
+                .unwrap()
+                .len()
+                * 6
+    );
+    // A stale row file of another model is removed by the next publish.
+    std::fs::write(out.path().join("site/model/rows-0123456789ab.bin"), b"old").unwrap();
+    site(&opts(docs.path()), &m.model).unwrap();
+    assert!(!out.path().join("site/model/rows-0123456789ab.bin").exists());
 }

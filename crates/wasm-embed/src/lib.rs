@@ -36,7 +36,38 @@ impl WasmEmbedder {
         .map_err(js)
     }
 
-    /// A unit-length embedding of `text`.
+    /// The shards of word rows that embedding `text` needs and are not held yet (the packed
+    /// model leaves its word-embedding table in files of their own, fetched as queries need
+    /// them).
+    #[wasm_bindgen(js_name = rowsMissing)]
+    pub fn rows_missing(&self, text: &str) -> Result<Vec<u32>, JsError> {
+        let shards = self.inner.rows_missing(text).map_err(js)?;
+        Ok(shards.into_iter().map(|s| s as u32).collect())
+    }
+
+    /// Every shard not held yet.
+    #[wasm_bindgen(js_name = rowsAbsent)]
+    pub fn rows_absent(&self) -> Vec<u32> {
+        self.inner
+            .rows_absent()
+            .into_iter()
+            .map(|s| s as u32)
+            .collect()
+    }
+
+    /// A shard's file name, relative to the model's manifest.
+    #[wasm_bindgen(js_name = rowsFile)]
+    pub fn rows_file(&self, shard: u32) -> Option<String> {
+        self.inner.word_rows_file(shard as usize)
+    }
+
+    /// Adds a shard from its file, checked against the packed model's sha256 for it.
+    #[wasm_bindgen(js_name = addRows)]
+    pub fn add_rows(&mut self, shard: u32, file: &[u8]) -> Result<(), JsError> {
+        self.inner.add_word_rows(shard as usize, file).map_err(js)
+    }
+
+    /// A unit-length embedding of `text` (its word rows held: `rowsMissing` is empty).
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
         self.inner.embed(text).map_err(js)
     }

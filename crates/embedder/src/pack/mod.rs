@@ -10,7 +10,9 @@
 //! NNEF's text form, so loading skips those steps (most of the start-up in a browser); its
 //! tensors are the packed weights' codes (decoded to int8, to their scales, or to the f32
 //! values the decluttered graph folded them into, each checked bit for bit when packing) and
-//! the few small others as they are.
+//! the few small others as they are. The word-embedding table is not in the graph: the graph
+//! starts after its lookup, and the table is stored in shards of rows (`words`), which a
+//! website publishes as files of their own ([`split_packed`]).
 //!
 //! File layout: `magic "LANTERNM" | format version u32 LE | postcard payload`.
 
@@ -26,14 +28,16 @@ pub use lantern_engine::PackSpec;
 
 use crate::error::{Error, Result};
 
+mod words;
 #[cfg(feature = "onnx")]
 mod write;
+pub use words::WordRows;
 #[cfg(feature = "onnx")]
 pub use write::pack;
 
 const MAGIC: &[u8; 8] = b"LANTERNM";
 /// The packed-model format this build reads and writes.
-pub const PACK_VERSION: u32 = 2;
+pub const PACK_VERSION: u32 = 3;
 /// Largest tensor accepted from a packed file: a damaged one cannot ask for absurd allocations.
 const MAX_VALUES: usize = 64 << 20;
 
@@ -46,6 +50,18 @@ struct Packed {
     weights: Vec<Weights>,
     /// The graph's tensors, in label order.
     tensors: Vec<GraphTensor>,
+    /// The word-embedding table the graph's `word_rows` input is looked up in.
+    words: words::WordTable,
+}
+
+/// A packed model read: the graph and the word rows it is fed.
+#[derive(Debug)]
+pub struct PackedModel {
+    /// The decluttered graph; its inputs are the token ids, the attention mask, the token
+    /// types and the ids' word-embedding rows.
+    pub graph: TypedModel,
+    /// The word-embedding rows held, and where the others are.
+    pub words: WordRows,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -251,8 +267,7 @@ fn decode(w: &Weights, spec: PackSpec) -> Result<Decoded> {
     })
 }
 
-/// Reads a packed model into the graph the embedder optimises (decluttered, inputs fixed).
-pub fn read_packed(bytes: &[u8]) -> Result<TypedModel> {
+fn parse(bytes: &[u8]) -> Result<Packed> {
     let bad = |m: String| Err(model_err(format!("packed model: {m}")));
     if bytes.len() < 12 || &bytes[..8] != MAGIC {
         return bad("not a Lantern packed model".into());
@@ -261,10 +276,32 @@ pub fn read_packed(bytes: &[u8]) -> Result<TypedModel> {
     if version != PACK_VERSION {
         return bad(format!("format {version}, this build reads {PACK_VERSION}"));
     }
-    let packed: Packed = match postcard::from_bytes(&bytes[12..]) {
-        Ok(p) => p,
-        Err(e) => return bad(format!("damaged or truncated ({e})")),
-    };
+    match postcard::from_bytes(&bytes[12..]) {
+        Ok(p) => Ok(p),
+        Err(e) => bad(format!("damaged or truncated ({e})")),
+    }
+}
+
+fn serialize(p: &Packed) -> Result<Vec<u8>> {
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&PACK_VERSION.to_le_bytes());
+    out.extend(postcard::to_allocvec(p).map_err(|e| model_err(e.to_string()))?);
+    Ok(out)
+}
+
+/// Splits a whole packed model for a website: the pack without its word rows, and the files
+/// of the rows' shards (name, bytes), which the pack names and checks by their sha256.
+pub fn split_packed(bytes: &[u8]) -> Result<(Vec<u8>, Vec<(String, Vec<u8>)>)> {
+    let mut packed = parse(bytes)?;
+    let files = WordRows::strip(&mut packed.words);
+    Ok((serialize(&packed)?, files))
+}
+
+/// Reads a packed model into the graph the embedder optimises (decluttered, inputs fixed) and
+/// the word rows it holds.
+pub fn read_packed(bytes: &[u8]) -> Result<PackedModel> {
+    let bad = |m: String| Err(model_err(format!("packed model: {m}")));
+    let packed = parse(bytes)?;
     let spec = packed.spec;
     if !spec.is_supported() {
         return bad(format!("unsupported {spec:?}"));
@@ -335,9 +372,11 @@ pub fn read_packed(bytes: &[u8]) -> Result<TypedModel> {
         quantization: None,
         resources: HashMap::new(),
     };
-    tract_nnef::nnef()
+    let graph = tract_nnef::nnef()
         .model_for_proto_model(&proto)
-        .map_err(|e| model_err(format!("packed model: {e:#}")))
+        .map_err(|e| model_err(format!("packed model: {e:#}")))?;
+    let words = WordRows::new(packed.words, spec)?;
+    Ok(PackedModel { graph, words })
 }
 
 fn tensor_of<T: Datum>(shape: &[usize], data: Vec<T>) -> Result<Tensor> {
@@ -374,10 +413,14 @@ mod tests {
     };
 
     fn file(p: &Packed) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&PACK_VERSION.to_le_bytes());
-        out.extend(postcard::to_allocvec(p).unwrap());
-        out
+        serialize(p).unwrap()
+    }
+
+    /// A word table of 100 rows of 64 values, row `r` all `r - 50`, scale 0.25 a row.
+    fn table() -> words::WordTable {
+        let q: Vec<i8> = (0..100).flat_map(|r| [(r - 50) as i8; 64]).collect();
+        let w = write::quantize(&q, &[0.25; 100], 100, 64, false, 3, 32);
+        words::shard(&w, SPEC).unwrap()
     }
 
     /// One 4 x 64 weight (per column) and a graph that names one tensor.
@@ -392,7 +435,52 @@ mod tests {
                 shape,
                 data,
             }],
+            words: table(),
         }
+    }
+
+    #[test]
+    fn word_rows_come_from_their_shards_checked_and_decoded_as_the_whole_table() {
+        let values = TensorData::Weights {
+            index: 0,
+            form: Form::Values,
+        };
+        let whole = file(&small(values, vec![4, 64], GRAPH));
+        let full = read_packed(&whole).unwrap().words;
+        let (head, files) = split_packed(&whole).unwrap();
+        assert!(head.len() + 1000 < whole.len(), "the rows left the pack");
+        assert_eq!(files.len(), 2, "100 rows in shards of 64");
+        let mut words = read_packed(&head).unwrap().words;
+        let ids = [1u32, 70, 99];
+        assert!(words
+            .lookup(&ids)
+            .unwrap_err()
+            .to_string()
+            .contains("not loaded"));
+        assert_eq!(words.missing(&ids), vec![0, 1]);
+        assert_eq!(full.missing(&ids), Vec::<usize>::new());
+        for s in words.missing(&ids) {
+            let name = words.file_name(s).unwrap();
+            let (_, bytes) = files.iter().find(|(n, _)| *n == name).unwrap();
+            // A shard's file is checked by its sha256: the other shard's is refused.
+            let other = &files.iter().find(|(n, _)| *n != name).unwrap().1;
+            assert!(words
+                .add(s, other)
+                .unwrap_err()
+                .to_string()
+                .contains("sha256"));
+            words.add(s, bytes).unwrap();
+        }
+        let rows = words.lookup(&ids).unwrap();
+        assert_eq!(rows, full.lookup(&ids).unwrap());
+        // Row 70 holds 20 x 0.25, within 3 bits' reach of its group's scale.
+        assert!((rows[64] - 5.0).abs() < 0.5, "{}", rows[64]);
+        assert!(words
+            .lookup(&[100])
+            .unwrap_err()
+            .to_string()
+            .contains("outside"));
+        assert!(words.add(9, &files[0].1).is_err());
     }
 
     const GRAPH: &str = "version 1.0;\ngraph g(x) -> (y) {\n  x = external<scalar>(shape = [4, 64]);\n  w = variable<scalar>(label = \"w\", shape = [4, 64]);\n  y = add(x, w);\n}\n";
@@ -408,7 +496,12 @@ mod tests {
             form: Form::Values,
         };
         let model = read_packed(&file(&small(values, vec![4, 64], GRAPH))).unwrap();
-        let plan = model.into_optimized().unwrap().into_runnable().unwrap();
+        let plan = model
+            .graph
+            .into_optimized()
+            .unwrap()
+            .into_runnable()
+            .unwrap();
         let x = Tensor::from(tract_ndarray::Array2::<f32>::zeros((4, 64)));
         let y = plan.run(tvec!(x.into())).unwrap();
         // 3 x 0.5 packed in 4 bits with an f16 scale per group, back through int8.

@@ -7,9 +7,12 @@ use prost::Message;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 
+use tract_nnef::tract_core::internal::{bail, ensure};
+use tract_nnef::tract_core::ops::konst::Const;
+
 use super::{
-    decode, model_err, Decoded, Dtype, Form, GraphTensor, PackSpec, Packed, TensorData, Weights,
-    MAGIC, PACK_VERSION,
+    decode, model_err, serialize, words, Decoded, Dtype, Form, GraphTensor, PackSpec, Packed,
+    TensorData, Weights,
 };
 use crate::error::Result;
 
@@ -276,6 +279,14 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
     if weights.is_empty() {
         return Err(model_err("no int8 weights with a scale found to pack"));
     }
+    // The word-embedding table: the tallest table looked up by row.
+    let words_at = weights
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, w))| !w.per_column)
+        .max_by_key(|(_, (_, _, w))| w.rows)
+        .map(|(i, _)| i)
+        .ok_or_else(|| model_err("no word-embedding table found to pack"))?;
     // The graph with the weights as readers will decode them, prepared by tract.
     let mut decoded = Vec::with_capacity(weights.len());
     for (qi, si, w) in &weights {
@@ -295,10 +306,14 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
         .model_for_proto_model(&model)
         .map_err(|e| model_err(format!("{e:#}")))?;
     crate::embed::fix_inputs(&mut net)?;
-    let typed = net
+    let mut typed = net
         .into_typed()
         .and_then(|m| m.into_decluttered())
         .map_err(|e| model_err(format!("{e:#}")))?;
+    cut_word_lookup(&mut typed, &decoded[words_at])
+        .map_err(|e| model_err(format!("cutting the word lookup out of the graph: {e:#}")))?;
+    let words = words::shard(&weights.remove(words_at).2, spec)?;
+    decoded.remove(words_at);
     let nnef = tract_nnef::nnef();
     let proto = tract_nnef::ser::to_proto_model(&nnef, &typed)
         .map_err(|e| model_err(format!("the prepared graph as NNEF: {e:#}")))?;
@@ -333,9 +348,43 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
         graph,
         weights: weights.into_iter().map(|(_, _, w)| w).collect(),
         tensors,
+        words,
     };
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&PACK_VERSION.to_le_bytes());
-    out.extend(postcard::to_allocvec(&packed).map_err(|e| model_err(e.to_string()))?);
-    Ok(out)
+    serialize(&packed)
+}
+
+/// Cuts the word-embedding lookup (`Gather` of the int8 table, `Cast`, `Mul` by the gathered
+/// row scales) out of the decluttered graph: what it computed becomes the graph's fourth
+/// input, `word_rows`, which the embedder fills from the table's shards.
+fn cut_word_lookup(model: &mut TypedModel, table: &Decoded) -> TractResult<()> {
+    let rows = table.q.len() / table.cols;
+    let is_table = |n: &TypedNode| {
+        n.op_as::<Const>().is_some_and(|c| {
+            c.val().datum_type() == DatumType::I8 && c.val().shape() == [rows, table.cols]
+        })
+    };
+    let Some(konst) = model.nodes().iter().find(|n| is_table(n)).map(|n| n.id) else {
+        bail!("the table is not a constant of the graph");
+    };
+    let next = |model: &TypedModel, node: usize, op: &str| -> TractResult<usize> {
+        let succ = model.outlet_successors(OutletId::new(node, 0));
+        match succ {
+            [one] if model.node(one.node).op.name() == op => Ok(one.node),
+            _ => bail!("{} is not followed by one {op}", model.node(node).name),
+        }
+    };
+    let gather = next(model, konst, "Gather")?;
+    let cast = next(model, gather, "Cast")?;
+    let mul = next(model, cast, "Mul")?;
+    let out = OutletId::new(mul, 0);
+    let fact = model.outlet_fact(out)?.clone();
+    ensure!(
+        fact.datum_type == DatumType::F32 && fact.rank() == 3,
+        "the looked-up rows are {fact:?}"
+    );
+    let src = model.add_source("word_rows", fact)?;
+    for inlet in model.outlet_successors(out).to_vec() {
+        model.add_edge(src, inlet)?;
+    }
+    model.compact()
 }
