@@ -10,7 +10,8 @@ let compiled = null;
 // The model's manifest URL: the word rows' files are named relative to it.
 let base = null;
 // Whether a service worker keeps what is fetched: then, once the first query is answered, every
-// row file is fetched in the background (into its cache) so that any query embeds offline.
+// row file is fetched in the background (into its cache) so that any query embeds offline; the
+// same bytes a pack holding its table costs, paid after the first result instead of before.
 let keepAll = false;
 let kept = null;
 const message = (err) => String(err && err.message ? err.message : err);
@@ -85,7 +86,8 @@ self.onmessage = async (event) => {
     try {
       const vector = await embed(msg.text);
       self.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
-      if (keepAll && !kept) kept = keepEveryRow();
+      // Two seconds on: the reader's results are drawn first, without rows in flight.
+      if (keepAll && !kept) kept = new Promise((r) => setTimeout(r, 2000)).then(keepEveryRow);
     } catch (err) {
       self.postMessage({ type: 'error', id: msg.id, message: message(err) });
     }
