@@ -5,11 +5,12 @@
 // and the gzipped size of every asset.
 import { existsSync, readdirSync, statSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import http from 'node:http';
 import { serve, browser, root } from '../tests/browser/harness.mjs';
 
-const web = join(root, 'out/web');
+// WEB=DIR measures another built demo site (default out/web).
+const web = process.env.WEB ? resolve(process.env.WEB) : join(root, 'out/web');
 const origin = await serve(web);
 // Bytes are counted where they cross the wire: a pass-through proxy in front of `lantern serve`
 // sees every request (page, worker and service worker alike), compressed as sent.

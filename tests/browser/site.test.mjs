@@ -219,6 +219,38 @@ test("a deploy's old shards leave the reader's cache; the current ones and other
   }
 });
 
+test("a new model's arrival drops the old model's word rows from the reader's cache", async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const cached = () => page.evaluate(async () =>
+    (await (await caches.open('lantern-immutable-v1')).keys()).map((r) => new URL(r.url).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    await page.reload();
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+    // What an earlier deploy's model left: its pack and a row file, and another folder's row.
+    const old = ['/model/model-000000000000.pack', '/model/rows-00000000000a.bin'];
+    const elsewhere = '/v1/model/rows-00000000000b.bin';
+    await page.evaluate(async (paths) => {
+      const cache = await caches.open('lantern-immutable-v1');
+      for (const p of paths) await cache.put(p, new Response('old'));
+    }, [...old, elsewhere]);
+    await openAndType(page, 'can I look things up without an internet connection');
+    await shadow(page, '.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    const now = await cached();
+    for (const p of old) assert.ok(!now.includes(p), `${p} still in ${now.join(' ')}`);
+    assert.ok(now.includes(elsewhere), now.join(' '));
+    // The new model and the rows its question needed are there.
+    assert.ok(now.some((p) => /^\/model\/model-[0-9a-f]{12}\.pack$/.test(p)), now.join(' '));
+    assert.ok(now.some((p) => /^\/model\/rows-[0-9a-f]{12}\.bin$/.test(p) && !old.includes(p)), now.join(' '));
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
 test('offline: with the server stopped, a reload still searches', async () => {
   const dir = siteCopy();
   const server = await serve(dir);

@@ -16,11 +16,11 @@ if ! "$wb" --version 2>/dev/null | grep -q " $WB_VERSION\$"; then
 fi
 
 cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-search-wasm
-cargo build --quiet --release --target wasm32-unknown-unknown -p lantern-embed-wasm
+cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-embed-wasm
 rm -rf "$out/pkg"
 mkdir -p "$out/pkg"
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
-"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/release/lantern_embed_wasm.wasm
+"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_embed_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
   web/runtime/lantern.d.ts "$out/"

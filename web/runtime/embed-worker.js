@@ -65,12 +65,24 @@ async function embed(text) {
 }
 
 async function keepEveryRow() {
-  const files = Array.from(embedder.rowsAbsent(), (s) => new URL(embedder.rowsFile(s), base).href);
-  const unique = [...new Set(files)];
-  // A few at a time, at low priority: queries' own fetches go first.
+  // Shards with equal rows share a file: fetched once, given to each.
+  const byUrl = new Map();
+  for (const s of embedder.rowsAbsent()) {
+    const url = new URL(embedder.rowsFile(s), base).href;
+    byUrl.set(url, [...(byUrl.get(url) || []), s]);
+  }
+  const todo = [...byUrl];
+  // A few at a time, at low priority: queries' own fetches go first. Each file is kept by the
+  // service worker and decoded here, so later questions fetch nothing.
   const next = async () => {
-    for (let url = unique.pop(); url; url = unique.pop()) {
-      await fetch(url, { priority: 'low' }).then((r) => r.arrayBuffer()).catch(() => {});
+    for (let item = todo.pop(); item; item = todo.pop()) {
+      const [url, shards] = item;
+      try {
+        const bytes = new Uint8Array(await (await fetch(url, { priority: 'low' })).arrayBuffer());
+        for (const s of shards) embedder.addRows(s, bytes);
+      } catch {
+        // Left for the question that needs it to fetch again.
+      }
     }
   };
   await Promise.all([next(), next(), next(), next()]);

@@ -20,6 +20,7 @@ use crate::error::Result;
 const SHARD_MAGIC: &[u8; 8] = b"LANTERNR";
 /// Rows per shard: about 10 KB each at 3 bits a value; a query of ten words fetches a
 /// hundred-odd KB at most, and a site publishes a few hundred files.
+#[cfg(feature = "onnx")]
 pub(super) const ROWS_PER_SHARD: u32 = 64;
 
 /// The table as a pack stores it.
@@ -193,6 +194,10 @@ impl WordRows {
         }
         if file.len() < 12 || &file[..8] != SHARD_MAGIC {
             return bad("not a Lantern word-row file".into());
+        }
+        let version = u32::from_le_bytes([file[8], file[9], file[10], file[11]]);
+        if version != PACK_VERSION {
+            return bad(format!("format {version}, this build reads {PACK_VERSION}"));
         }
         let w: Weights = match postcard::from_bytes(&file[12..]) {
             Ok(w) => w,
