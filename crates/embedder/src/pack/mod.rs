@@ -54,6 +54,9 @@ struct Packed {
     words: words::WordTable,
 }
 
+/// A file to publish: its name and bytes.
+pub type NamedFile = (String, Vec<u8>);
+
 /// A packed model read: the graph and the word rows it is fed.
 #[derive(Debug)]
 pub struct PackedModel {
@@ -291,7 +294,7 @@ fn serialize(p: &Packed) -> Result<Vec<u8>> {
 
 /// Splits a whole packed model for a website: the pack without its word rows, and the files
 /// of the rows' shards (name, bytes), which the pack names and checks by their sha256.
-pub fn split_packed(bytes: &[u8]) -> Result<(Vec<u8>, Vec<(String, Vec<u8>)>)> {
+pub fn split_packed(bytes: &[u8]) -> Result<(Vec<u8>, Vec<NamedFile>)> {
     let mut packed = parse(bytes)?;
     let files = WordRows::strip(&mut packed.words);
     Ok((serialize(&packed)?, files))

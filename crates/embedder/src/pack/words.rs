@@ -61,7 +61,7 @@ pub(super) fn shard_file(w: &Weights) -> Result<(Vec<u8>, [u8; 32])> {
 pub(super) fn shard(w: &Weights, spec: PackSpec) -> Result<WordTable> {
     let (rows, cols) = (w.rows as usize, w.cols as usize);
     let bits = cols * spec.table_bits as usize;
-    if w.per_column || bits % 8 != 0 {
+    if w.per_column || !bits.is_multiple_of(8) {
         return Err(model_err(
             "the word-embedding table's rows do not fill whole bytes",
         ));
@@ -238,8 +238,8 @@ impl WordRows {
     }
 
     /// Drops the held shards' files from a table: what a website publishes as the pack.
-    pub(super) fn strip(t: &mut WordTable) -> Vec<(String, Vec<u8>)> {
-        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    pub(super) fn strip(t: &mut WordTable) -> Vec<super::NamedFile> {
+        let mut files: Vec<super::NamedFile> = Vec::new();
         for entry in &mut t.shards {
             if let Some(file) = entry.file.take() {
                 let name = shard_name(&entry.sha256);
