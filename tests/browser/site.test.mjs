@@ -31,6 +31,29 @@ function siteCopy() {
   return dir;
 }
 
+/**
+ * A fresh page of a served copy of the demo site, controlled by its service worker, and the
+ * paths in the worker's cache of content-addressed files.
+ */
+async function controlledPage() {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const cached = () => page.evaluate(async () =>
+    (await (await caches.open('lantern-immutable-v1')).keys()).map((r) => new URL(r.url).pathname));
+  try {
+    await page.goto(server.url + 'index.html');
+    await page.evaluate(() => navigator.serviceWorker.ready);
+    await page.reload();
+    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
+  } catch (err) {
+    await ctx.close();
+    server.stop();
+    throw err;
+  }
+  return { server, ctx, page, cached };
+}
+
 /** Runs `fn` on a fresh page of a served copy of the demo site, with the paths it requested. */
 async function onDemoSite(fn) {
   const server = await serve(siteCopy());
@@ -185,16 +208,8 @@ test('Save-Data: quick meaning from the query table, and no model download', asy
 });
 
 test("a deploy's old shards leave the reader's cache; the current ones and other bundles' stay", async () => {
-  const server = await serve(siteCopy());
-  const ctx = await chrome.newContext();
-  const page = await ctx.newPage();
-  const cached = () => page.evaluate(async () =>
-    (await (await caches.open('lantern-immutable-v1')).keys()).map((r) => new URL(r.url).pathname));
+  const { server, ctx, page, cached } = await controlledPage();
   try {
-    await page.goto(server.url + 'index.html');
-    await page.evaluate(() => navigator.serviceWorker.ready);
-    await page.reload();
-    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
     // Shards an earlier build left, of this bundle and of another one on the same site.
     const stale = '/search.lantern.d/terms-00000000000000ff-0.bin';
     const other = '/v1/search.lantern.d/terms-00000000000000ff-0.bin';
@@ -220,16 +235,8 @@ test("a deploy's old shards leave the reader's cache; the current ones and other
 });
 
 test("a new model's arrival drops the old model's word rows from the reader's cache", async () => {
-  const server = await serve(siteCopy());
-  const ctx = await chrome.newContext();
-  const page = await ctx.newPage();
-  const cached = () => page.evaluate(async () =>
-    (await (await caches.open('lantern-immutable-v1')).keys()).map((r) => new URL(r.url).pathname));
+  const { server, ctx, page, cached } = await controlledPage();
   try {
-    await page.goto(server.url + 'index.html');
-    await page.evaluate(() => navigator.serviceWorker.ready);
-    await page.reload();
-    await page.waitForFunction(() => !!navigator.serviceWorker.controller);
     // What an earlier deploy's model left: its pack and a row file, and another folder's row.
     const old = ['/model/model-000000000000.pack', '/model/rows-00000000000a.bin'];
     const elsewhere = '/v1/model/rows-00000000000b.bin';

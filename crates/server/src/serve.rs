@@ -158,6 +158,7 @@ mod tests {
     fn content_addressed_names_are_told_apart() {
         for yes in [
             "/model/model-0123456789ab.pack",
+            "/model/rows-0123456789ab.bin",
             "/lantern/pkg/lantern_embed_wasm_bg-0123456789ab.wasm",
             "/search.lantern.d/vectors-0123456789abcdef-12.bin",
             "/tokenizer-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.json",
