@@ -47,18 +47,18 @@ pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manife
 pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut published = model.manifest.clone();
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut split = None;
     if let Some(p) = &mut published.packed {
         let (head, rows) = split_packed(&model.read_packed(p)?)?;
         p.sha256 = sha256_hex(&head);
-        files.push((
-            published.content_addressed().packed.expect("kept").file,
-            head,
-        ));
-        files.extend(rows);
+        split = Some((head, rows));
     }
     let m = published.content_addressed();
-    files.push((m.files.tokenizer.clone(), model.tokenizer.clone()));
+    let mut files = vec![(m.files.tokenizer.clone(), model.tokenizer.clone())];
+    if let (Some(p), Some((head, rows))) = (&m.packed, split) {
+        files.push((p.file.clone(), head));
+        files.extend(rows);
+    }
     for (name, bytes) in &files {
         let path = dir.join(name);
         // Named by content: a file of that name and size is that file.
