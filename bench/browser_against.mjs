@@ -14,7 +14,6 @@
 // seconds apart, reported as the last one (a compiled-code cache may only pay from there).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import http from 'node:http';
 import { serve, browser, root } from '../tests/browser/harness.mjs';
 
 const other = process.argv[2];
@@ -31,22 +30,9 @@ if (process.env.NETWORK && !network) {
   process.exit(2);
 }
 
-/** `lantern serve DIR` behind a proxy counting every byte sent, worker requests included. */
+/** `lantern serve DIR` behind a proxy counting every byte sent, any worker's requests included. */
 async function site(dir) {
-  const origin = await serve(dir);
-  const s = { wire: 0, dir };
-  const counter = http.createServer((req, res) => {
-    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode, r.headers);
-      r.on('data', (d) => { s.wire += d.length; });
-      r.pipe(res);
-    });
-    req.pipe(up);
-  });
-  await new Promise((r) => counter.listen(0, '127.0.0.1', r));
-  s.url = `http://127.0.0.1:${counter.address().port}/`;
-  s.stop = () => { counter.close(); origin.stop(); };
-  return s;
+  return { ...(await serve(dir, { watched: true })), dir };
 }
 
 /** One visit: bytes (after the page load) and ms from opening search to the model's results. */
@@ -61,7 +47,7 @@ async function visit(s, context, throttled = false) {
   }
   await page.goto(s.url + 'index.html');
   await page.waitForLoadState('networkidle');
-  const start = s.wire;
+  const start = s.bytes();
   const t0 = Date.now();
   await page.keyboard.press('/');
   const w = page.locator('lantern-search').first();
@@ -70,14 +56,14 @@ async function visit(s, context, throttled = false) {
   await w.locator('.mode-used, .empty').first().waitFor({ timeout: 120_000 });
   const keyword = Date.now() - t0;
   await w.locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 120_000 });
-  const out = { ms: Date.now() - t0, keyword, bytes: s.wire - start };
+  const out = { ms: Date.now() - t0, keyword, bytes: s.bytes() - start };
   // What follows the first hybrid result (a model's remaining word rows, fetched in the
   // background for offline use): bytes once nothing has arrived for two seconds.
-  for (let last = -1; last !== s.wire;) {
-    last = s.wire;
+  for (let last = -1; last !== s.bytes();) {
+    last = s.bytes();
     await new Promise((r) => setTimeout(r, 2000));
   }
-  out.settled = s.wire - start;
+  out.settled = s.bytes() - start;
   if (!throttled) await page.evaluate(() => navigator.serviceWorker.ready);
   await page.close();
   return out;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import http from 'node:http';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const lantern = join(root, 'target/release/lantern');
@@ -59,8 +60,38 @@ window.libReady = true;
   return dir;
 }
 
-/** Starts `lantern serve` on a free loopback port; resolves to { url, stop }. */
-export function serve(dir) {
+/**
+ * Starts `lantern serve` on a free loopback port; resolves to { url, stop }. `watched`: behind
+ * a pass-through proxy that sees every request, whoever makes it (the page, its workers, the
+ * site's shared worker, the service worker): then also `requests` (their paths, in order) and
+ * `bytes()` (what was sent, compressed as sent).
+ */
+export async function serve(dir, { watched = false } = {}) {
+  const origin = await lanternServe(dir);
+  if (!watched) return origin;
+  const requests = [];
+  let sent = 0;
+  const proxy = http.createServer((req, res) => {
+    requests.push(new URL(req.url, origin.url).pathname);
+    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.on('data', (d) => { sent += d.length; });
+      r.pipe(res);
+    });
+    // The server stopped (offline tests): the browser sees a failed request.
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${proxy.address().port}/`,
+    requests,
+    bytes: () => sent,
+    stop: () => { proxy.close(); proxy.closeAllConnections(); origin.stop(); },
+  };
+}
+
+function lanternServe(dir) {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(lantern, ['serve', dir, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';

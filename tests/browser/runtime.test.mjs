@@ -129,6 +129,54 @@ test('the embedder loads in a worker with byte progress, then search is hybrid',
   console.log(`embedder ready in ${r.ms.toFixed(0)} ms`);
 });
 
+test("the site's pages share one model, built once, in a worker that outlives them", async () => {
+  const ctx = await chrome.newContext();
+  // A page of the site starts the embedder (or not: `shared: false`) and embeds a question.
+  const open = async (init) => {
+    const p = await ctx.newPage();
+    if (init) await p.addInitScript(init);
+    await p.goto(server.url + 'test.html');
+    await p.waitForFunction(() => window.libReady === true);
+    return p;
+  };
+  const run = (p, shared) => p.evaluate(async (shared) => {
+    const { Embedder } = await import('/lantern/embedder.js');
+    const l = await window.Lantern.load('/site.lantern');
+    const e = Embedder.start({ modelUrl: '/model/', shared });
+    await l.loadSemantic({ embedder: e });
+    const vector = Array.from(await l.embed('where is the embedding cache kept'));
+    return { shared: e.shared, reused: e.reused, vector };
+  }, shared);
+  try {
+    const a = await open();
+    const first = await run(a, true);
+    assert.deepEqual([first.shared, first.reused], [true, false]);
+    // Another page while the first is open: the model is the one built for it.
+    const b = await open();
+    const second = await run(b, true);
+    assert.deepEqual([second.shared, second.reused], [true, true]);
+    assert.deepEqual(second.vector, first.vector);
+    // Every page closed, then the next one: the worker outlived them.
+    await a.close();
+    await b.close();
+    await new Promise((r) => setTimeout(r, 1000));
+    const c = await open();
+    const third = await run(c, true);
+    assert.deepEqual([third.shared, third.reused], [true, true]);
+    // A worker of the page's own builds its own, and embeds the same.
+    const own = await run(c, false);
+    assert.deepEqual([own.shared, own.reused], [false, false]);
+    assert.deepEqual(own.vector, first.vector);
+    // A browser without shared workers: the page's own worker, started the same way.
+    const d = await open(() => { Object.defineProperty(window, 'SharedWorker', { value: undefined }); });
+    const without = await run(d, true);
+    assert.deepEqual([without.shared, without.reused], [false, false]);
+    assert.deepEqual(without.vector, first.vector);
+  } finally {
+    await ctx.close();
+  }
+});
+
 test('a split bundle fetches only the shards a search needs and ranks as the whole bundle', async () => {
   const queries = ['max_file_bytes', 'reciprocal rank fusion', 'quantiz', '"no good match"', 'offline'];
   const r = await page.evaluate(async (qs) => {

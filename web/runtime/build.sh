@@ -30,4 +30,7 @@ bash web/tools/content-address.sh "$out/pkg/lantern_embed_wasm_bg.wasm" \
   "$out/embed-worker.js" "$out/pkg/lantern_embed_wasm.js"
 bash web/tools/content-address.sh "$out/pkg/lantern_search_wasm_bg.wasm" \
   "$out/lantern.js" "$out/pkg/lantern_search_wasm.js"
+# So is the embedder's worker (after it names its module): a shared worker is found by its URL,
+# so a page of a new build never talks to a worker an older build left running.
+bash web/tools/content-address.sh "$out/embed-worker.js" "$out/embedder.js"
 ls -l "$out/pkg"/*.wasm | awk '{print "  " $5 " bytes  " $9}'

@@ -1,19 +1,19 @@
-// Web Worker that owns the embedder: loads the model off the main thread and embeds queries.
+// The worker that owns the embedder: loads the model off the main thread and embeds queries.
+// Started as a shared worker where the browser has them (embedder.js), so one model, built
+// once, serves every page and tab of the site, and with an extended lifetime it outlives the
+// page that started it: the next page's first question skips the model's build. Started as a
+// dedicated worker otherwise; the same code serves both, one port per page.
 // Start-up (see embedder.js): 'compile' starts compiling the embedder at once; 'build' brings
 // the manifest a bundle accepted and the URLs of the files it names, which are fetched while
 // the compile may still run; the Rust side reads the manifest again and checks the files.
 import init, { WasmEmbedder } from './pkg/lantern_embed_wasm.js';
 import { fetchBytes } from './fetch.js';
 
-let embedder = null;
 let compiled = null;
-// The model's manifest URL: the word rows' files are named relative to it.
-let base = null;
-// Whether a service worker keeps what is fetched: then, once the first query is answered, every
-// row file is fetched in the background (into its cache) so that any query embeds offline; the
-// same bytes a pack holding its table costs, paid after the first result instead of before.
-let keepAll = false;
-let kept = null;
+// The models built, by what a page asked for (files and manifest): pages of one site share
+// one. A few at most (a site with several models is rare); the oldest is dropped first.
+const models = new Map();
+const MODELS_KEPT = 2;
 const message = (err) => String(err && err.message ? err.message : err);
 
 function compile() {
@@ -33,42 +33,57 @@ async function sha256(bytes) {
   return Array.from(sum, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-async function build(msg) {
-  const progress = (file) => (p) => self.postMessage({ type: 'progress', file, ...p });
-  try {
-    // Browsers run the packed model (a few bits a weight, the graph already prepared).
-    const [, model, tokenizer] = await Promise.all([
-      compile(),
-      fetchBytes(msg.model, progress('model')),
-      fetchBytes(msg.tokenizer, progress('tokenizer')),
-    ]);
-    embedder = WasmEmbedder.fromPacked(msg.manifest, model, await sha256(model), tokenizer);
-    base = msg.base;
-    keepAll = !!msg.keepAll;
-    self.postMessage({ type: 'ready' });
-  } catch (err) {
-    self.postMessage({ type: 'error', message: message(err) });
+async function load(msg, progress) {
+  // Browsers run the packed model (a few bits a weight, the graph already prepared).
+  const [, model, tokenizer] = await Promise.all([
+    compile(),
+    fetchBytes(msg.model, progress('model')),
+    fetchBytes(msg.tokenizer, progress('tokenizer')),
+  ]);
+  return WasmEmbedder.fromPacked(msg.manifest, model, await sha256(model), tokenizer);
+}
+
+/** The model a page asks for: built by the first page to ask, shared with the next. */
+function model(msg, progress) {
+  const key = JSON.stringify([msg.model, msg.tokenizer, new TextDecoder().decode(msg.manifest)]);
+  let entry = models.get(key);
+  if (entry) {
+    entry.reused = true;
+  } else {
+    // The model's manifest URL: its word rows' files are named relative to it.
+    entry = { embedder: load(msg, progress), base: msg.base, keepAll: false, kept: null, reused: false };
+    // A failed build is not kept: the next page tries again.
+    entry.embedder.catch(() => { if (models.get(key) === entry) models.delete(key); });
+    models.set(key, entry);
+    while (models.size > MODELS_KEPT) models.delete(models.keys().next().value);
   }
+  // Whether a service worker keeps what is fetched: then, once a query is answered, every row
+  // file is fetched in the background (into its cache) so that any query embeds offline; the
+  // same bytes a pack holding its table costs, paid after the first result instead of before.
+  entry.keepAll ||= !!msg.keepAll;
+  return entry;
 }
 
 // The packed model leaves its word-embedding table in small files named by their content; a
 // query's missing rows are fetched (cached for ever by the service worker) before embedding.
-async function embed(text) {
+async function embed(entry, text) {
+  const embedder = await entry.embedder;
   const missing = embedder.rowsMissing(text);
   if (missing.length) {
     const files = await Promise.all(
-      Array.from(missing, (s) => fetchBytes(new URL(embedder.rowsFile(s), base).href)),
+      Array.from(missing, (s) => fetchBytes(new URL(embedder.rowsFile(s), entry.base).href)),
     );
     missing.forEach((s, i) => embedder.addRows(s, files[i]));
   }
   return embedder.embed(text);
 }
 
-async function keepEveryRow() {
+async function keepEveryRow(entry) {
+  const embedder = await entry.embedder;
   // Shards with equal rows share a file: fetched once, given to each.
   const byUrl = new Map();
   for (const s of embedder.rowsAbsent()) {
-    const url = new URL(embedder.rowsFile(s), base).href;
+    const url = new URL(embedder.rowsFile(s), entry.base).href;
     byUrl.set(url, [...(byUrl.get(url) || []), s]);
   }
   const todo = [...byUrl];
@@ -88,20 +103,45 @@ async function keepEveryRow() {
   await Promise.all([next(), next(), next(), next()]);
 }
 
-self.onmessage = async (event) => {
-  const msg = event.data;
-  if (msg.type === 'compile') {
-    compile();
-  } else if (msg.type === 'build') {
-    await build(msg);
-  } else if (msg.type === 'embed') {
-    try {
-      const vector = await embed(msg.text);
-      self.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
-      // Two seconds on: the reader's results are drawn first, without rows in flight.
-      if (keepAll && !kept) kept = new Promise((r) => setTimeout(r, 2000)).then(keepEveryRow);
-    } catch (err) {
-      self.postMessage({ type: 'error', id: msg.id, message: message(err) });
+/** One page's conversation: `port` is the page's port (shared) or the worker itself. */
+function serve(port) {
+  let entry = null;
+  port.onmessage = async (event) => {
+    const msg = event.data;
+    if (msg.type === 'compile') {
+      compile();
+    } else if (msg.type === 'build') {
+      try {
+        const progress = (file) => (p) => port.postMessage({ type: 'progress', file, ...p });
+        entry = model(msg, progress);
+        // Whether another page asked for it first (and built it, or is building it).
+        const reused = entry.reused;
+        await entry.embedder;
+        port.postMessage({ type: 'ready', reused });
+      } catch (err) {
+        entry = null;
+        port.postMessage({ type: 'error', message: message(err) });
+      }
+    } else if (msg.type === 'embed') {
+      try {
+        if (!entry) throw new Error('the embedder is not built');
+        const vector = await embed(entry, msg.text);
+        port.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
+        // Two seconds on: the reader's results are drawn first, without rows in flight.
+        const e = entry;
+        if (e.keepAll && !e.kept) e.kept = new Promise((r) => setTimeout(r, 2000)).then(() => keepEveryRow(e));
+      } catch (err) {
+        port.postMessage({ type: 'error', id: msg.id, message: message(err) });
+      }
+    } else if (msg.type === 'close') {
+      port.onmessage = null;
+      port.close?.();
     }
-  }
-};
+  };
+}
+
+if (typeof SharedWorkerGlobalScope === 'function' && self instanceof SharedWorkerGlobalScope) {
+  self.onconnect = (event) => serve(event.ports[0]);
+} else {
+  serve(self);
+}

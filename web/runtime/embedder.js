@@ -1,13 +1,28 @@
-// The embedder's client side: the model runs in a Web Worker (embed-worker.js); this holds the
+// The embedder's client side: the model runs in a worker (embed-worker.js); this holds the
 // worker, its replies and the order of its start-up. `start` has the worker compile the
 // embedder and fetches the model folder's manifest here; `proceed`, called with the files a
 // bundle accepted from that manifest (`acceptModel`), has the worker fetch the model while the
 // embedder may still be compiling, and build it. No model byte is fetched before a bundle has
 // accepted the manifest's model.
+//
+// The worker is shared where the browser has shared workers: the pages and tabs of a site use
+// one model, built once, and asked for an extended lifetime it outlives the page, so the next
+// page's first question does not wait for the model to be built again (BENCHMARKS.md). The
+// worker's URL is named by its content (web/runtime/build.sh), so pages of another build
+// never reach an older worker. Where a shared worker cannot start, a dedicated one does.
 import { fetchBytes } from './fetch.js';
+
+const WORKER_URL = new URL('./embed-worker.js', import.meta.url);
 
 export class Embedder {
   #worker;
+  // Where messages go: the shared worker's port, or the dedicated worker.
+  #port;
+  #shared = false;
+  #reused = false;
+  // What was sent before the worker answered, sent again if the shared worker fails to start.
+  #sent = [];
+  #answered = false;
   #pending = new Map();
   #nextId = 1;
   #onProgress;
@@ -19,22 +34,19 @@ export class Embedder {
   /**
    * Starts the worker, which compiles the embedder, and fetches the manifest.json of the
    * model folder at `modelUrl` (it names the files and states the model's contract). Nothing
-   * else is fetched until `proceed`.
+   * else is fetched until `proceed`. `shared: false` asks for a worker of this page's own.
    */
-  static start({ modelUrl, onProgress } = {}) {
-    return new Embedder(modelUrl, onProgress);
+  static start({ modelUrl, onProgress, shared = true } = {}) {
+    return new Embedder(modelUrl, onProgress, shared);
   }
 
-  constructor(modelUrl, onProgress) {
+  constructor(modelUrl, onProgress, shared) {
     this.#onProgress = onProgress;
     this.#ready = new Promise((resolve, reject) => { this.#settleReady = { resolve, reject }; });
     // Callers may never wait on it (a refused model is never built).
     this.#ready.catch(() => {});
-    const worker = new Worker(new URL('./embed-worker.js', import.meta.url), { type: 'module' });
-    this.#worker = worker;
-    worker.onmessage = (event) => this.#receive(event.data);
-    worker.onerror = (e) => this.#fail(new Error(e.message || 'embedder worker failed'));
-    worker.postMessage({ type: 'compile' });
+    if (!(shared && this.#startShared())) this.#startDedicated();
+    this.#post({ type: 'compile' });
     const base = new URL(modelUrl, location.href);
     const folder = base.href.endsWith('/') ? base : new URL(base.href + '/');
     this.#manifestUrl = new URL('manifest.json', folder).href;
@@ -42,10 +54,49 @@ export class Embedder {
     this.#manifest.catch(() => {});
   }
 
+  #startShared() {
+    if (typeof SharedWorker !== 'function') return false;
+    try {
+      const worker = new SharedWorker(WORKER_URL, { type: 'module', name: 'lantern-embedder', extendedLifetime: true });
+      this.#worker = worker;
+      this.#shared = true;
+      this.#port = worker.port;
+      this.#port.onmessage = (event) => this.#receive(event.data);
+      // A shared worker that cannot start (no module shared workers here): a dedicated one
+      // is started and told what this one was.
+      worker.onerror = () => {
+        if (this.#answered || this.#worker !== worker) return;
+        this.#port.close();
+        this.#startDedicated();
+        for (const msg of this.#sent) this.#port.postMessage(msg);
+      };
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  #startDedicated() {
+    const worker = new Worker(WORKER_URL, { type: 'module' });
+    this.#worker = worker;
+    this.#shared = false;
+    this.#port = worker;
+    worker.onmessage = (event) => this.#receive(event.data);
+    worker.onerror = (e) => this.#fail(new Error(e.message || 'embedder worker failed'));
+  }
+
+  #post(msg) {
+    if (!this.#answered) this.#sent.push(msg);
+    this.#port?.postMessage(msg);
+  }
+
   #receive(msg) {
+    this.#answered = true;
+    this.#sent = [];
     if (msg.type === 'progress') {
       this.#onProgress?.({ stage: msg.file, loaded: msg.loaded, total: msg.total });
     } else if (msg.type === 'ready') {
+      this.#reused = !!msg.reused;
       this.#settleReady.resolve();
     } else if (msg.type === 'vector') {
       this.#pending.get(msg.id)?.resolve(msg.vector);
@@ -62,6 +113,12 @@ export class Embedder {
     this.terminate();
   }
 
+  /** Whether the worker is the one the site's pages share (not this page's own). */
+  get shared() { return this.#shared; }
+
+  /** Whether the model was found built (or being built) for another page, once ready. */
+  get reused() { return this.#reused; }
+
   /** Resolves to the bytes of the model folder's manifest.json, for a bundle to accept. */
   get manifest() { return this.#manifest; }
 
@@ -71,7 +128,7 @@ export class Embedder {
    */
   async proceed(files) {
     const manifest = await this.#manifest;
-    this.#worker?.postMessage({
+    this.#post({
       type: 'build',
       manifest,
       base: this.#manifestUrl,
@@ -84,18 +141,27 @@ export class Embedder {
 
   /** Embeds a text (after `proceed` has resolved). */
   embed(text) {
-    if (!this.#worker) return Promise.reject(new Error('the embedder was stopped'));
+    if (!this.#port) return Promise.reject(new Error('the embedder was stopped'));
     const id = this.#nextId++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ type: 'embed', id, text });
+      this.#post({ type: 'embed', id, text });
     });
   }
 
-  /** Stops the worker; pending and later embeddings fail. */
+  /**
+   * Stops this page's use of the worker (a dedicated one is stopped; a shared one goes on for
+   * other pages); pending and later embeddings fail.
+   */
   terminate() {
-    this.#worker?.terminate();
+    if (this.#shared) {
+      this.#port?.postMessage({ type: 'close' });
+      this.#port?.close();
+    } else {
+      this.#worker?.terminate();
+    }
     this.#worker = null;
+    this.#port = null;
     for (const p of this.#pending.values()) p.reject(new Error('the embedder was stopped'));
     this.#pending.clear();
   }

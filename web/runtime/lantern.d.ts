@@ -76,13 +76,19 @@ export type AskOutcome =
   | { status: 'abstained'; reason: 'no_good_match' | 'not_in_context' | 'unverifiable_citations'; passages: Passage[]; modelCalls: number };
 
 /**
- * The model in a Web Worker. `start` compiles the embedder and fetches the model folder's
- * manifest only; the model is fetched when a bundle accepts it (`Lantern.loadSemantic`).
+ * The model in a worker, shared by the site's pages where the browser has shared workers
+ * (`shared: false` for one of the page's own). `start` compiles the embedder and fetches the
+ * model folder's manifest only; the model is fetched when a bundle accepts it
+ * (`Lantern.loadSemantic`).
  */
 export declare class Embedder {
-  static start(options: { modelUrl: string; onProgress?: (p: Progress) => void }): Embedder;
+  static start(options: { modelUrl: string; onProgress?: (p: Progress) => void; shared?: boolean }): Embedder;
   /** The bytes of the model folder's manifest.json. */
   readonly manifest: Promise<Uint8Array>;
+  /** Whether the worker is the one the site's pages share. */
+  readonly shared: boolean;
+  /** Once ready: whether the model was found built (or being built) for another page. */
+  readonly reused: boolean;
   /** Fetches the files a bundle accepted from the manifest and builds the model. */
   proceed(files: { packedFile: string; tokenizerFile: string }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
@@ -110,8 +116,9 @@ export declare class Lantern {
   /**
    * `modelUrl`: the model folder; its manifest.json names the files and the model's contract.
    * `embedder`: one started earlier (`Embedder.start`), adopted instead of starting another.
+   * `shared: false`: the model in a worker of this page's own, not the one the site's pages share.
    */
-  loadSemantic(options: { modelUrl?: string; onProgress?: (p: Progress) => void; embedder?: Embedder }): Promise<void>;
+  loadSemantic(options: { modelUrl?: string; onProgress?: (p: Progress) => void; embedder?: Embedder; shared?: boolean }): Promise<void>;
   embed(text: string): Promise<Float32Array>;
   /** The site's filter keys and values (`data-lantern-filter`); empty when it defines none. */
   readonly facets: Facet[];

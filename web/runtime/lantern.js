@@ -151,11 +151,11 @@ export class Lantern {
    * names the files and the model's contract), or adopts `embedder`, one started earlier with
    * `Embedder.start` (e.g. while the bundle loaded). Resolves when it is ready; rejects if it
    * fails or if its model is not the one the bundle was built with (checked before the
-   * model is downloaded).
+   * model is downloaded). `shared: false` starts a worker of this page's own (embedder.js).
    */
-  loadSemantic({ modelUrl, onProgress, embedder } = {}) {
+  loadSemantic({ modelUrl, onProgress, embedder, shared } = {}) {
     if (this.#loading) return this.#loading;
-    const e = embedder ?? Embedder.start({ modelUrl, onProgress });
+    const e = embedder ?? Embedder.start({ modelUrl, onProgress, shared });
     this.#loading = (async () => {
       try {
         await e.proceed(this.#index.acceptModel(await e.manifest));

@@ -1,7 +1,8 @@
 //! Where the embedder's start-up goes (#11): times each step tract takes from the model file to a
 //! runnable plan, and the same model saved after decluttering as NNEF and loaded back, which is
-//! what serializing the prepared graph would save. Natively; the browser runs the same steps in
-//! wasm, several times slower.
+//! what serializing the prepared graph would save; then the browser's path, from the packed
+//! model (`model.pack` beside it) to a plan. Natively; the browser runs the same steps in wasm,
+//! several times slower.
 //!
 //!   cargo run --release -p lantern-embedder --example startup_phases -- models/minilm/model.onnx
 
@@ -45,5 +46,24 @@ fn main() -> TractResult<()> {
         nnef_total.as_secs_f64() * 1e3,
         nnef_total.as_secs_f64() / onnx_total.as_secs_f64()
     );
+
+    // The browser's path: the packed model (model.pack beside the ONNX file) to a plan.
+    let pack_path = std::path::Path::new(&path).with_file_name("model.pack");
+    if let Ok(pack) = std::fs::read(&pack_path) {
+        let (packed, read) = timed("read packed (parse, decode, graph)", || {
+            Ok(lantern_embedder::read_packed(&pack)?)
+        })?;
+        let mut graph = packed.graph;
+        let (_, optimize) = timed("optimize packed graph", || graph.optimize())?;
+        let (_, plan) = timed("plan packed graph", || graph.into_runnable())?;
+        let tok = std::fs::read(std::path::Path::new(&path).with_file_name("tokenizer.json"))?;
+        let (_, tokenizer) = timed("tokenizer from JSON", || {
+            tokenizers::Tokenizer::from_bytes(&tok).map_err(|e| TractError::msg(e.to_string()))
+        })?;
+        println!(
+            "packed model to plan: {:.1} ms",
+            (read + optimize + plan + tokenizer).as_secs_f64() * 1e3
+        );
+    }
     Ok(())
 }
