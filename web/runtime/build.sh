@@ -22,6 +22,7 @@ mkdir -p "$out/pkg"
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_embed_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
+rm -f "$out"/embed-worker-*.js*
 cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
   web/runtime/lantern.d.ts "$out/"
 # Both wasm modules are named by their content (web/tools/content-address.sh says why); the
