@@ -61,6 +61,45 @@ window.libReady = true;
 }
 
 /**
+ * Times a search widget's moments in the page's own clock, for benchmarks: the moment search is
+ * opened (the first "/" or Ctrl/Cmd-K) and the moment each `.mode-used` text first shows (in
+ * the widget's shadow root). A locator's `waitFor` only says that it has happened: Playwright
+ * polls at up to 500 ms intervals, which would be counted as the reader's wait.
+ * Call before `page.goto`; read with `shownAfterOpen(page, pattern)`.
+ */
+export async function stopwatch(page) {
+  await page.addInitScript(() => {
+    const marks = (window.__lanternMarks = { open: null, shown: [] });
+    addEventListener('keydown', (e) => {
+      if (marks.open === null && (e.key === '/' || ((e.key === 'k' || e.key === 'K') && (e.ctrlKey || e.metaKey)))) {
+        marks.open = performance.now();
+      }
+    }, true);
+    const seen = new Set();
+    const look = (root) => {
+      for (const el of root.querySelectorAll('.mode-used')) {
+        const text = el.textContent.trim();
+        if (!seen.has(text)) { seen.add(text); marks.shown.push({ text, at: performance.now() }); }
+      }
+    };
+    const attach = Element.prototype.attachShadow;
+    Element.prototype.attachShadow = function (init) {
+      const shadow = attach.call(this, init);
+      new MutationObserver(() => look(shadow)).observe(shadow, { subtree: true, childList: true, characterData: true });
+      return shadow;
+    };
+  });
+}
+
+/** Ms from opening search to the first `.mode-used` text matching `pattern` (see `stopwatch`). */
+export async function shownAfterOpen(page, pattern) {
+  const { open, shown } = await page.evaluate(() => window.__lanternMarks);
+  const hit = shown.find((s) => pattern.test(s.text));
+  if (open === null || !hit) throw new Error(`stopwatch: no "${pattern}" after opening search`);
+  return Math.round(hit.at - open);
+}
+
+/**
  * Starts `lantern serve` on a free loopback port; resolves to { url, stop }. `watched`: behind
  * a pass-through proxy that sees every request, whoever makes it (the page, its workers, the
  * site's shared worker, the service worker): then also `requests` (their paths, in order) and
