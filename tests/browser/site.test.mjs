@@ -107,6 +107,23 @@ test('a question whose words a section holds: no model download, until meaning i
   assert.ok(requests.some((p) => p.endsWith('.pack')), 'model fetched once meaning was chosen');
 }));
 
+test("a question's word rows are fetched while the model builds, not after it", () => onDemoSite(async (page, requests) => {
+  const rows = () => requests.filter((p) => /\/rows-[0-9a-f]+\.bin$/.test(p)).length;
+  const q = 'can I look things up without an internet connection';
+  await page.evaluate(async (q) => {
+    const { Lantern } = await import('/lantern/lantern.js');
+    window.l = await Lantern.load('/search.lantern');
+    // Searched before the model: the question the model will be asked first.
+    await window.l.search(q);
+    await window.l.loadSemantic({ modelUrl: '/model/', shared: false });
+  }, q);
+  const atReady = rows();
+  assert.ok(atReady > 0, 'its rows were requested by the time the model was ready');
+  const r = await page.evaluate((q) => window.l.search(q), q);
+  assert.equal(r.mode, 'hybrid');
+  assert.equal(rows(), atReady, 'no row requested after the model was ready');
+}));
+
 test('keyboard: arrows move, Enter opens the section, Esc closes', async () => {
   const server = await serve(siteCopy());
   const ctx = await chrome.newContext();

@@ -6,6 +6,8 @@
 // Start-up (see embedder.js): 'compile' starts compiling the embedder at once; 'build' brings
 // the manifest a bundle accepted and the URLs of the files it names, which are fetched while
 // the compile may still run; the Rust side reads the manifest again and checks the files.
+// 'expect' names a question the page will embed: its word rows are fetched while the model
+// builds.
 import init, { WasmEmbedder } from './pkg/lantern_embed_wasm.js';
 import { fetchBytes } from './fetch.js';
 
@@ -33,14 +35,47 @@ async function sha256(bytes) {
   return Array.from(sum, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-async function load(msg, progress) {
+async function load(msg, entry, progress) {
   // Browsers run the packed model (a few bits a weight, the graph already prepared).
   const [, model, tokenizer] = await Promise.all([
     compile(),
     fetchBytes(msg.model, progress('model')),
     fetchBytes(msg.tokenizer, progress('tokenizer')),
   ]);
-  return WasmEmbedder.fromPacked(msg.manifest, model, await sha256(model), tokenizer);
+  // Opened first (quick): the word rows of the questions waiting are fetched while the
+  // weights are decoded and the graph prepared, the slow part that blocks this worker.
+  const pending = WasmEmbedder.openPacked(msg.manifest, model, await sha256(model), tokenizer);
+  entry.opened = pending;
+  for (const text of entry.expected.splice(0)) expect(entry, text);
+  // The requests leave before the worker is busy.
+  if (entry.rows.size) await new Promise((r) => setTimeout(r, 0));
+  entry.opened = null;
+  return pending.build();
+}
+
+/** Starts fetching the word rows `text` needs that `source` (the model, built or opened) lacks. */
+function fetchRows(entry, source, text) {
+  for (const s of source.rowsMissing(text)) {
+    if (entry.rows.has(s)) continue;
+    const file = fetchBytes(new URL(source.rowsFile(s), entry.base).href);
+    // A failed fetch is tried again by the next question that needs the rows.
+    file.catch(() => { if (entry.rows.get(s) === file) entry.rows.delete(s); });
+    entry.rows.set(s, file);
+  }
+}
+
+/** A question the page will embed: its rows are fetched now (during the build, if any). */
+function expect(entry, text) {
+  const model = entry.built || entry.opened;
+  if (!model) {
+    entry.expected.push(text);
+    return;
+  }
+  try {
+    fetchRows(entry, model, text);
+  } catch {
+    // A text the tokenizer refuses: its 'embed' reports the error.
+  }
 }
 
 /** The model a page asks for: built by the first page to ask, shared with the next. */
@@ -50,8 +85,11 @@ function model(msg, progress) {
   if (entry) {
     entry.reused = true;
   } else {
-    // The model's manifest URL: its word rows' files are named relative to it.
-    entry = { embedder: load(msg, progress), base: msg.base, keepAll: false, kept: null, reused: false };
+    // base: the model's manifest URL, which its word rows' files are named relative to;
+    // rows: word-row files being fetched, by shard; expected: questions waiting for the model.
+    entry = { base: msg.base, rows: new Map(), expected: [], opened: null, built: null, keepAll: false, kept: null, reused: false };
+    entry.embedder = load(msg, entry, progress);
+    entry.embedder.then((e) => { entry.built = e; }, () => {});
     // A failed build is not kept: the next page tries again.
     entry.embedder.catch(() => { if (models.get(key) === entry) models.delete(key); });
     models.set(key, entry);
@@ -70,10 +108,14 @@ async function embed(entry, text) {
   const embedder = await entry.embedder;
   const missing = embedder.rowsMissing(text);
   if (missing.length) {
-    const files = await Promise.all(
-      Array.from(missing, (s) => fetchBytes(new URL(embedder.rowsFile(s), entry.base).href)),
-    );
-    missing.forEach((s, i) => embedder.addRows(s, files[i]));
+    fetchRows(entry, embedder, text);
+    const files = await Promise.all(Array.from(missing, (s) => entry.rows.get(s)));
+    // Another question may have added some of them meanwhile.
+    const still = new Set(embedder.rowsMissing(text));
+    missing.forEach((s, i) => {
+      if (still.has(s)) embedder.addRows(s, files[i]);
+      entry.rows.delete(s);
+    });
   }
   return embedder.embed(text);
 }
@@ -114,6 +156,7 @@ function serve(port) {
       try {
         const progress = (file) => (p) => port.postMessage({ type: 'progress', file, ...p });
         entry = model(msg, progress);
+        for (const text of msg.expect || []) expect(entry, text);
         // Whether another page asked for it first (and built it, or is building it).
         const reused = entry.reused;
         await entry.embedder;
@@ -122,6 +165,8 @@ function serve(port) {
         entry = null;
         port.postMessage({ type: 'error', message: message(err) });
       }
+    } else if (msg.type === 'expect') {
+      if (entry) expect(entry, msg.text);
     } else if (msg.type === 'embed') {
       try {
         if (!entry) throw new Error('the embedder is not built');

@@ -28,6 +28,9 @@ export class Embedder {
   #onProgress;
   #manifestUrl;
   #manifest;
+  // Questions to embed once the model is built, named before 'build' was sent.
+  #expected = [];
+  #building = false;
   #ready;
   #settleReady;
 
@@ -128,8 +131,10 @@ export class Embedder {
    */
   async proceed(files) {
     const manifest = await this.#manifest;
+    this.#building = true;
     this.#post({
       type: 'build',
+      expect: this.#expected.splice(0),
       manifest,
       base: this.#manifestUrl,
       keepAll: !!navigator.serviceWorker?.controller,
@@ -137,6 +142,16 @@ export class Embedder {
       tokenizer: new URL(files.tokenizerFile, this.#manifestUrl).href,
     });
     return this.#ready;
+  }
+
+  /**
+   * Names a text to be embedded once the model is ready (the question waiting for it): the
+   * worker fetches the word rows it needs while the model is built, not after.
+   */
+  expect(text) {
+    if (!this.#port || !text.trim()) return;
+    if (this.#building) this.#post({ type: 'expect', text });
+    else this.#expected = [...this.#expected.slice(-3), text];
   }
 
   /** Embeds a text (after `proceed` has resolved). */

@@ -91,6 +91,8 @@ export declare class Embedder {
   readonly reused: boolean;
   /** Fetches the files a bundle accepted from the manifest and builds the model. */
   proceed(files: { packedFile: string; tokenizerFile: string }): Promise<void>;
+  /** A text to be embedded once ready: its word rows are fetched while the model builds. */
+  expect(text: string): void;
   embed(text: string): Promise<Float32Array>;
   terminate(): void;
 }

@@ -43,6 +43,10 @@ export class Lantern {
   #embedder = null;
   #ready = false;
   #loading = null;
+  // The embedder while it starts, and the last question searched for meaning: the worker
+  // fetches that question's word rows while the model is built.
+  #starting = null;
+  #asked = null;
   #table = null;
   #tableUrl = null;
   #shardBase = null;
@@ -156,6 +160,8 @@ export class Lantern {
   loadSemantic({ modelUrl, onProgress, embedder, shared } = {}) {
     if (this.#loading) return this.#loading;
     const e = embedder ?? Embedder.start({ modelUrl, onProgress, shared });
+    this.#starting = e;
+    if (this.#asked) e.expect(this.#asked);
     this.#loading = (async () => {
       try {
         await e.proceed(this.#index.acceptModel(await e.manifest));
@@ -163,6 +169,8 @@ export class Lantern {
         e.terminate();
         this.#loading = null;
         throw err;
+      } finally {
+        this.#starting = null;
       }
       this.#embedder = e;
       this.#ready = true;
@@ -187,7 +195,11 @@ export class Lantern {
    */
   async search(query, { mode = 'hybrid', k = 10, filters } = {}) {
     let vector;
-    if (mode !== 'keyword' && this.#ready && query.trim()) vector = await this.embed(query);
+    if (mode !== 'keyword' && query.trim()) {
+      this.#asked = query;
+      if (this.#ready) vector = await this.embed(query);
+      else this.#starting?.expect(query);
+    }
     const results = await this.#complete(() => this.#index.search(query, mode, k, vector, filters));
     // After the first results, the rest of a small split bundle comes in the background.
     if (this.#prefetchLimit) this.prefetchAll(this.#prefetchLimit).catch(() => {});

@@ -67,6 +67,18 @@ impl Embedder {
         packed_sha256: &str,
         tokenizer_json: &[u8],
     ) -> Result<Self> {
+        Self::open_packed(manifest, packed, packed_sha256, tokenizer_json)?.build()
+    }
+
+    /// The first, quick half of [`Embedder::from_packed_hashed`]: the files checked, the
+    /// tokenizer read and the word table known, the weights not decoded yet. A browser fetches
+    /// the word rows of the question waiting while [`PendingEmbedder::build`] runs.
+    pub fn open_packed(
+        manifest: &Manifest,
+        packed: &[u8],
+        packed_sha256: &str,
+        tokenizer_json: &[u8],
+    ) -> Result<PendingEmbedder> {
         manifest.validate()?;
         let Some(entry) = &manifest.packed else {
             return Err(Error::Manifest("the manifest names no packed model".into()));
@@ -77,22 +89,27 @@ impl Embedder {
             &manifest.tokenizer_sha256,
             "the tokenizer file",
         )?;
-        // Decluttered when packed: only tract's optimisation is left to run.
-        let mut packed = crate::pack::read_packed(packed)?;
-        if packed.graph.inputs.len() != 4 || packed.words.cols() != manifest.dimensions {
+        let pack = crate::pack::open_packed(packed)?;
+        if pack.words.cols() != manifest.dimensions {
             return Err(Error::Model(
                 "the packed graph does not take the manifest's word rows".into(),
             ));
         }
-        packed.graph.optimize().map_err(model_err)?;
-        Self::finish(manifest, packed.graph, Some(packed.words), tokenizer_json)
+        let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
+        Ok(PendingEmbedder {
+            manifest: manifest.clone(),
+            pack,
+            tokenizer,
+            counter,
+        })
     }
 
     /// Loads files already checked.
     #[cfg(feature = "onnx")]
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
-        Self::finish(manifest, model, None, tokenizer_json)
+        let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
+        Self::finish(manifest, model, None, tokenizer, counter)
     }
 
     /// Plans the optimised graph and checks its output's dimensions, by a probe embedding
@@ -101,20 +118,10 @@ impl Embedder {
         manifest: &Manifest,
         model: TypedModel,
         words: Option<WordRows>,
-        tokenizer_json: &[u8],
+        tokenizer: Tokenizer,
+        counter: Tokenizer,
     ) -> Result<Self> {
         let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
-        let mut counter = Tokenizer::from_bytes(tokenizer_json).map_err(tok_err)?;
-        counter.with_padding(None);
-        counter.with_truncation(None).map_err(tok_err)?;
-        let mut tokenizer = counter.clone();
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens,
-                ..Default::default()
-            }))
-            .map_err(tok_err)?;
-
         let out = model.output_fact(0).map_err(model_err)?.shape.clone();
         let plan = model.into_runnable().map_err(model_err)?;
         let embedder = Embedder {
@@ -193,8 +200,7 @@ impl Embedder {
 
     /// The token ids the model sees for `text` (truncated at `max_tokens`).
     pub fn token_ids(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self.tokenizer.encode(text, true).map_err(tok_err)?;
-        Ok(enc.get_ids().to_vec())
+        token_ids(&self.tokenizer, text)
     }
 
     /// A unit-length embedding of `text`.
@@ -251,6 +257,73 @@ impl Embedder {
         }
         Ok(pooled)
     }
+}
+
+/// A packed model opened by [`Embedder::open_packed`], to be built. It knows which word rows a
+/// text needs and which files hold them.
+pub struct PendingEmbedder {
+    manifest: Manifest,
+    pack: crate::pack::OpenedPack,
+    tokenizer: Tokenizer,
+    counter: Tokenizer,
+}
+
+impl PendingEmbedder {
+    /// As [`Embedder::rows_missing`].
+    pub fn rows_missing(&self, text: &str) -> Result<Vec<usize>> {
+        Ok(self.pack.words.missing(&token_ids(&self.tokenizer, text)?))
+    }
+
+    /// As [`Embedder::word_rows_file`].
+    pub fn word_rows_file(&self, shard: usize) -> Option<String> {
+        self.pack.words.file_name(shard)
+    }
+
+    /// Decodes the weights, reads and optimises the graph: the slow part of start-up.
+    pub fn build(self) -> Result<Embedder> {
+        let PendingEmbedder {
+            manifest,
+            pack,
+            tokenizer,
+            counter,
+        } = self;
+        // Decluttered when packed: only tract's optimisation is left to run.
+        let mut packed = pack.into_model()?;
+        if packed.graph.inputs.len() != 4 {
+            return Err(Error::Model(
+                "the packed graph does not take the manifest's word rows".into(),
+            ));
+        }
+        packed.graph.optimize().map_err(model_err)?;
+        Embedder::finish(
+            &manifest,
+            packed.graph,
+            Some(packed.words),
+            tokenizer,
+            counter,
+        )
+    }
+}
+
+/// The tokenizer, truncating at `max_tokens` without padding (batch 1 needs none), and the same
+/// vocabulary without truncation, to count a text's full length.
+fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenizer)> {
+    let mut counter = Tokenizer::from_bytes(json).map_err(tok_err)?;
+    counter.with_padding(None);
+    counter.with_truncation(None).map_err(tok_err)?;
+    let mut tokenizer = counter.clone();
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..Default::default()
+        }))
+        .map_err(tok_err)?;
+    Ok((tokenizer, counter))
+}
+
+fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
+    let enc = tokenizer.encode(text, true).map_err(tok_err)?;
+    Ok(enc.get_ids().to_vec())
 }
 
 /// Checks `bytes` against the sha256 the manifest pins for `what`.

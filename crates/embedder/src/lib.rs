@@ -16,7 +16,7 @@ mod prepare;
 
 #[cfg(feature = "onnx")]
 pub use embed::read_graph;
-pub use embed::{l2_normalize, Embedder};
+pub use embed::{l2_normalize, Embedder, PendingEmbedder};
 pub use error::{Error, Result};
 // The contract is the engine's (it checks a model against a bundle); re-exported so callers
 // of the embedder need only this crate.

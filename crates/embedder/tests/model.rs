@@ -249,10 +249,25 @@ fn a_pack_published_without_its_word_rows_embeds_as_the_whole_pack_once_given_th
     assert!(files.len() > 100, "{} shards", files.len());
     let mut published = m.manifest.clone();
     published.packed.as_mut().unwrap().sha256 = sha256_hex(&head);
-    let mut browser = Embedder::from_packed(&published, &head, &m.tokenizer).unwrap();
-    let reference = m.packed_embedder().unwrap();
+    // Opened, before the slow build, the model already names the rows a question needs and
+    // their files (a browser fetches them meanwhile); built, it names the same.
     let text = "can I look things up without an internet connection";
+    let opened =
+        Embedder::open_packed(&published, &head, &sha256_hex(&head), &m.tokenizer).unwrap();
+    let early: Vec<_> = opened
+        .rows_missing(text)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s, opened.word_rows_file(s).unwrap()))
+        .collect();
+    let mut browser = opened.build().unwrap();
+    let reference = m.packed_embedder().unwrap();
     let missing = browser.rows_missing(text).unwrap();
+    let late: Vec<_> = missing
+        .iter()
+        .map(|&s| (s, browser.word_rows_file(s).unwrap()))
+        .collect();
+    assert_eq!(early, late);
     assert!(!missing.is_empty() && missing.len() <= 12, "{missing:?}");
     assert!(browser
         .embed(text)

@@ -1,7 +1,7 @@
 //! The embedder for the browser: a thin wasm-bindgen layer over `lantern-embedder`, run in a Web
 //! Worker so the page stays responsive while the model loads and runs.
 
-use lantern_embedder::{Embedder, Manifest};
+use lantern_embedder::{sha256_hex, Embedder, Manifest, PendingEmbedder};
 use wasm_bindgen::prelude::*;
 
 fn js(e: lantern_embedder::Error) -> JsError {
@@ -27,13 +27,24 @@ impl WasmEmbedder {
         sha256: Option<String>,
         tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
+        Self::open_packed(manifest, packed, sha256, tokenizer)?.build()
+    }
+
+    /// The quick first half of `fromPacked`: the files checked, the tokenizer read, the word
+    /// table known. The word rows of a question already asked can be fetched (`rowsMissing`,
+    /// `rowsFile`) while `build` runs, and added after it.
+    #[wasm_bindgen(js_name = openPacked)]
+    pub fn open_packed(
+        manifest: &[u8],
+        packed: &[u8],
+        sha256: Option<String>,
+        tokenizer: &[u8],
+    ) -> Result<WasmPendingEmbedder, JsError> {
         let manifest = Manifest::from_json(manifest).map_err(|e| js(e.into()))?;
-        match sha256 {
-            Some(sum) => Embedder::from_packed_hashed(&manifest, packed, &sum, tokenizer),
-            None => Embedder::from_packed(&manifest, packed, tokenizer),
-        }
-        .map(|inner| WasmEmbedder { inner })
-        .map_err(js)
+        let sum = sha256.unwrap_or_else(|| sha256_hex(packed));
+        Embedder::open_packed(&manifest, packed, &sum, tokenizer)
+            .map(|inner| WasmPendingEmbedder { inner })
+            .map_err(js)
     }
 
     /// The shards of word rows that embedding `text` needs and are not held yet (the packed
@@ -70,5 +81,35 @@ impl WasmEmbedder {
     /// A unit-length embedding of `text` (its word rows held: `rowsMissing` is empty).
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
         self.inner.embed(text).map_err(js)
+    }
+}
+
+/// A packed model opened, not built yet (`WasmEmbedder.openPacked`).
+#[wasm_bindgen]
+pub struct WasmPendingEmbedder {
+    inner: PendingEmbedder,
+}
+
+#[wasm_bindgen]
+impl WasmPendingEmbedder {
+    /// As `WasmEmbedder.rowsMissing`.
+    #[wasm_bindgen(js_name = rowsMissing)]
+    pub fn rows_missing(&self, text: &str) -> Result<Vec<u32>, JsError> {
+        let shards = self.inner.rows_missing(text).map_err(js)?;
+        Ok(shards.into_iter().map(|s| s as u32).collect())
+    }
+
+    /// As `WasmEmbedder.rowsFile`.
+    #[wasm_bindgen(js_name = rowsFile)]
+    pub fn rows_file(&self, shard: u32) -> Option<String> {
+        self.inner.word_rows_file(shard as usize)
+    }
+
+    /// Decodes the weights and prepares the graph (this object is used up).
+    pub fn build(self) -> Result<WasmEmbedder, JsError> {
+        self.inner
+            .build()
+            .map(|inner| WasmEmbedder { inner })
+            .map_err(js)
     }
 }

@@ -300,86 +300,120 @@ pub fn split_packed(bytes: &[u8]) -> Result<(Vec<u8>, Vec<NamedFile>)> {
     Ok((serialize(&packed)?, files))
 }
 
+/// A packed model parsed and its word table checked, its weights not decoded yet: what a
+/// question's word rows are, and which files hold them, is known before the slow part of
+/// start-up ([`OpenedPack::into_model`]), so a browser fetches them meanwhile.
+pub struct OpenedPack {
+    packed: Packed,
+    /// The word-embedding rows held, and where the others are.
+    pub words: WordRows,
+}
+
+/// Parses a packed model and checks its word table (see [`OpenedPack`]).
+pub fn open_packed(bytes: &[u8]) -> Result<OpenedPack> {
+    let mut packed = parse(bytes)?;
+    if !packed.spec.is_supported() {
+        return Err(model_err(format!(
+            "packed model: unsupported {:?}",
+            packed.spec
+        )));
+    }
+    let table = std::mem::replace(
+        &mut packed.words,
+        words::WordTable {
+            rows: 0,
+            cols: 0,
+            rows_per_shard: 0,
+            shards: Vec::new(),
+        },
+    );
+    let words = WordRows::new(table, packed.spec)?;
+    Ok(OpenedPack { packed, words })
+}
+
 /// Reads a packed model into the graph the embedder optimises (decluttered, inputs fixed) and
 /// the word rows it holds.
 pub fn read_packed(bytes: &[u8]) -> Result<PackedModel> {
-    let bad = |m: String| Err(model_err(format!("packed model: {m}")));
-    let packed = parse(bytes)?;
-    let spec = packed.spec;
-    if !spec.is_supported() {
-        return bad(format!("unsupported {spec:?}"));
-    }
-    let mut decoded: Vec<Option<Decoded>> = packed.weights.iter().map(|_| None).collect();
-    let mut tensors = HashMap::with_capacity(packed.tensors.len());
-    // Each weight gives each form to one tensor at most: what is allocated stays in
-    // proportion to the file, however many tensors a damaged one names.
-    let mut given = std::collections::HashSet::new();
-    for t in &packed.tensors {
-        let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
-        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-        let Some(n) = n.filter(|&n| n <= MAX_VALUES) else {
-            return bad(format!("{}: shape {:?} is out of bounds", t.label, t.shape));
+    open_packed(bytes)?.into_model()
+}
+
+impl OpenedPack {
+    /// Decodes the weights and reads the graph.
+    pub fn into_model(self) -> Result<PackedModel> {
+        let bad = |m: String| Err(model_err(format!("packed model: {m}")));
+        let OpenedPack { packed, words } = self;
+        let spec = packed.spec;
+        let mut decoded: Vec<Option<Decoded>> = packed.weights.iter().map(|_| None).collect();
+        let mut tensors = HashMap::with_capacity(packed.tensors.len());
+        // Each weight gives each form to one tensor at most: what is allocated stays in
+        // proportion to the file, however many tensors a damaged one names.
+        let mut given = std::collections::HashSet::new();
+        for t in &packed.tensors {
+            let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
+            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            let Some(n) = n.filter(|&n| n <= MAX_VALUES) else {
+                return bad(format!("{}: shape {:?} is out of bounds", t.label, t.shape));
+            };
+            let tensor = match &t.data {
+                TensorData::Weights { index, form } => {
+                    let i = *index as usize;
+                    let Some(w) = packed.weights.get(i) else {
+                        return bad(format!("{}: no weight {i}", t.label));
+                    };
+                    if !given.insert((i, *form)) {
+                        return bad(format!("{}: weight {i} is used twice", t.label));
+                    }
+                    if decoded[i].is_none() {
+                        decoded[i] = Some(decode(w, spec)?);
+                    }
+                    let d = decoded[i].as_ref().expect("decoded above");
+                    let len = if *form == Form::Scales {
+                        d.scale.len()
+                    } else {
+                        d.q.len()
+                    };
+                    if len != n {
+                        return bad(format!(
+                            "{}: shape {:?} does not match its weight",
+                            t.label, t.shape
+                        ));
+                    }
+                    match form {
+                        Form::Int8 => tensor_of(&shape, d.q.clone()),
+                        Form::Scales => tensor_of(&shape, d.scale.clone()),
+                        Form::Values => tensor_of(&shape, d.values()),
+                    }
+                }
+                TensorData::Literal { dtype, bytes } => {
+                    if bytes.len() != n * dtype.size() {
+                        return bad(format!(
+                            "{}: {} bytes for shape {:?}",
+                            t.label,
+                            bytes.len(),
+                            t.shape
+                        ));
+                    }
+                    literal_tensor(&shape, *dtype, bytes)
+                }
+            }?;
+            tensors.insert(Identifier(t.label.clone()), Arc::new(tensor));
+        }
+        drop(decoded);
+        let doc = match parse_document(&packed.graph) {
+            Ok(d) => d,
+            Err(e) => return bad(format!("its graph does not parse ({e})")),
         };
-        let tensor = match &t.data {
-            TensorData::Weights { index, form } => {
-                let i = *index as usize;
-                let Some(w) = packed.weights.get(i) else {
-                    return bad(format!("{}: no weight {i}", t.label));
-                };
-                if !given.insert((i, *form)) {
-                    return bad(format!("{}: weight {i} is used twice", t.label));
-                }
-                if decoded[i].is_none() {
-                    decoded[i] = Some(decode(w, spec)?);
-                }
-                let d = decoded[i].as_ref().expect("decoded above");
-                let len = if *form == Form::Scales {
-                    d.scale.len()
-                } else {
-                    d.q.len()
-                };
-                if len != n {
-                    return bad(format!(
-                        "{}: shape {:?} does not match its weight",
-                        t.label, t.shape
-                    ));
-                }
-                match form {
-                    Form::Int8 => tensor_of(&shape, d.q.clone()),
-                    Form::Scales => tensor_of(&shape, d.scale.clone()),
-                    Form::Values => tensor_of(&shape, d.values()),
-                }
-            }
-            TensorData::Literal { dtype, bytes } => {
-                if bytes.len() != n * dtype.size() {
-                    return bad(format!(
-                        "{}: {} bytes for shape {:?}",
-                        t.label,
-                        bytes.len(),
-                        t.shape
-                    ));
-                }
-                literal_tensor(&shape, *dtype, bytes)
-            }
-        }?;
-        tensors.insert(Identifier(t.label.clone()), Arc::new(tensor));
+        let proto = ProtoModel {
+            doc,
+            tensors,
+            quantization: None,
+            resources: HashMap::new(),
+        };
+        let graph = tract_nnef::nnef()
+            .model_for_proto_model(&proto)
+            .map_err(|e| model_err(format!("packed model: {e:#}")))?;
+        Ok(PackedModel { graph, words })
     }
-    drop(decoded);
-    let doc = match parse_document(&packed.graph) {
-        Ok(d) => d,
-        Err(e) => return bad(format!("its graph does not parse ({e})")),
-    };
-    let proto = ProtoModel {
-        doc,
-        tensors,
-        quantization: None,
-        resources: HashMap::new(),
-    };
-    let graph = tract_nnef::nnef()
-        .model_for_proto_model(&proto)
-        .map_err(|e| model_err(format!("packed model: {e:#}")))?;
-    let words = WordRows::new(packed.words, spec)?;
-    Ok(PackedModel { graph, words })
 }
 
 fn tensor_of<T: Datum>(shape: &[usize], data: Vec<T>) -> Result<Tensor> {
