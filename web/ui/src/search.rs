@@ -115,7 +115,8 @@ impl Ctx {
     }
 
     /// Loads the bundle, shows keyword results, then the query table's quick meaning; the
-    /// model follows on intent ([`Ctx::load_model`]).
+    /// model follows on intent ([`Ctx::load_model`]), started as soon as the keyword results
+    /// show a question needs it, while the query table loads.
     fn load(self) {
         self.stage.set(Stage::Bundle(Progress::default()));
         let stage = self.stage;
@@ -133,24 +134,38 @@ impl Ctx {
             stage.set(Stage::Keyword);
             // Keyword results first, with nothing else on the wire.
             self.search().await;
-            // The query table is small: meaning before the model, or instead of it.
-            let quick = runtime::load_query_table(&rt).await;
-            if quick {
-                self.run();
-            }
             if b.save_data() {
+                // The query table is small: meaning without the model.
+                let quick = runtime::load_query_table(&rt).await;
+                if quick {
+                    self.run();
+                }
                 stage.set(Stage::SaveData(quick));
                 return;
             }
-            // The model is 23 MB: fetched at once only when the service worker already holds
-            // it, else when a question needs meaning (see `needs_model`).
-            stage.set(Stage::Ready(quick));
+            // The model is several MB: fetched at once only when the service worker already
+            // holds it, else when a question needs meaning (see `needs_model`).
+            stage.set(Stage::Ready(false));
             let weak = self.results.with_untracked(|r| {
                 r.as_ref()
                     .is_some_and(|r| needs_model(r, self.mode.get_untracked()))
             });
             if weak || runtime::model_cached(&b).await {
                 self.load_model();
+            }
+            // The query table is small: meaning before the model, or instead of it.
+            if runtime::load_query_table(&rt).await {
+                let mut upgraded = false;
+                stage.update(|s| {
+                    if let Stage::Ready(quick) | Stage::Model(_, quick) = s {
+                        *quick = true;
+                        upgraded = true;
+                    }
+                });
+                // Not once the model's results are in: they are better.
+                if upgraded {
+                    self.run();
+                }
             }
         });
     }
@@ -168,8 +183,14 @@ impl Ctx {
         let stage = self.stage;
         stage.set(Stage::Model(Progress::default(), quick));
         spawn_local(async move {
-            match runtime::load_semantic(&b, &rt, move |p| stage.set(Stage::Model(p, quick))).await
-            {
+            let progress = move |p| {
+                stage.update(|s| {
+                    if let Stage::Model(at, _) = s {
+                        *at = p;
+                    }
+                })
+            };
+            match runtime::load_semantic(&b, &rt, progress).await {
                 Ok(()) => {
                     stage.set(Stage::Hybrid);
                     self.run(); // upgrade the visible results in place
