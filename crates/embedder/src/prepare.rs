@@ -42,7 +42,7 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
     }
     let tokenizer = prepare_tokenizer(tokenizer, contract.max_tokens)?;
     let packed = match &contract.packed {
-        Some(p) => Some(crate::pack::pack(&onnx, p.spec)?),
+        Some(p) => Some(crate::pack::pack(&onnx, p.spec, contract.max_tokens)?),
         None => None,
     };
     let manifest = Manifest {

@@ -169,7 +169,7 @@ fn the_packed_model_is_pinned_close_to_the_model_and_far_smaller() {
         .expect("the manifest names a packed model");
     let bytes = m.read_packed(entry).unwrap();
     // Packing is deterministic: the prepared model packs to the pinned file.
-    let again = lantern_embedder::pack(&m.onnx, entry.spec).unwrap();
+    let again = lantern_embedder::pack(&m.onnx, entry.spec, m.manifest.max_tokens).unwrap();
     assert_eq!(sha256_hex(&again), entry.sha256);
     assert!(
         bytes.len() * 2 < m.onnx.len(),
@@ -200,6 +200,32 @@ fn the_packed_model_is_pinned_close_to_the_model_and_far_smaller() {
 }
 
 #[test]
+fn position_rows_past_the_token_limit_are_left_out_of_the_pack_exactly() {
+    let m = &loaded().model;
+    let entry = m.manifest.packed.as_ref().unwrap();
+    let trimmed = m.read_packed(entry).unwrap();
+    // With a limit as long as the table, nothing can be left out.
+    let whole = lantern_embedder::pack(&m.onnx, entry.spec, 512).unwrap();
+    // 256 rows of 384 values at 3 bits, their scales and position ids.
+    assert!(
+        trimmed.len() + 40_000 < whole.len(),
+        "{} bytes against {}",
+        trimmed.len(),
+        whole.len()
+    );
+    let mut other = m.manifest.clone();
+    other.packed.as_mut().unwrap().sha256 = sha256_hex(&whole);
+    let whole = Embedder::from_packed(&other, &whole, &m.tokenizer).unwrap();
+    let trimmed = m.packed_embedder().unwrap();
+    // Up to the limit and past it (truncated): the same vectors, bit for bit.
+    let long = "every section is cut at its headings and embedded ".repeat(40);
+    assert!(trimmed.count_tokens(&long).unwrap() > m.manifest.max_tokens);
+    for t in ["offline search", long.as_str()] {
+        assert_eq!(trimmed.embed(t).unwrap(), whole.embed(t).unwrap());
+    }
+}
+
+#[test]
 fn damaged_or_foreign_packed_models_are_refused() {
     let m = &loaded().model;
     let entry = m.manifest.packed.as_ref().unwrap();
@@ -226,7 +252,7 @@ fn damaged_or_foreign_packed_models_are_refused() {
     assert!(e.to_string().contains("sha256"), "{e}");
     // Packing something without int8 weights is a clear error.
     let spec = entry.spec;
-    let e = lantern_embedder::pack(b"\x00\x01", spec).unwrap_err();
+    let e = lantern_embedder::pack(b"\x00\x01", spec, 256).unwrap_err();
     assert!(
         e.to_string().contains("ONNX") || e.to_string().contains("no int8"),
         "{e}"

@@ -8,6 +8,7 @@ use tract_onnx::pb;
 use tract_onnx::prelude::*;
 
 use tract_nnef::tract_core::internal::{bail, ensure};
+use tract_nnef::tract_core::ops::array::{Gather, Slice};
 use tract_nnef::tract_core::ops::konst::Const;
 
 use super::{
@@ -222,8 +223,9 @@ fn literal(label: &str, t: &Tensor) -> Result<TensorData> {
 
 /// Packs a prepared ONNX model: every int8 tensor `X_q` with a per-row or per-column f32 scale
 /// `X_scale` beside it is quantized; the graph, with those weights decoded, is analysed and
-/// decluttered by tract and stored in that form.
-pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
+/// decluttered by tract and stored in that form. Tables looked up by position keep only the
+/// rows of the first `max_tokens` positions (the most the embedder feeds the model).
+pub fn pack(onnx: &[u8], spec: PackSpec, max_tokens: usize) -> Result<Vec<u8>> {
     if !spec.is_supported() {
         return Err(model_err(format!("cannot pack with {spec:?}")));
     }
@@ -312,6 +314,8 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
         .map_err(|e| model_err(format!("{e:#}")))?;
     cut_word_lookup(&mut typed, &decoded[words_at])
         .map_err(|e| model_err(format!("cutting the word lookup out of the graph: {e:#}")))?;
+    trim_positions(&mut typed, &mut weights, &mut decoded, spec, max_tokens)
+        .map_err(|e| model_err(format!("trimming the position tables: {e:#}")))?;
     let words = words::shard(&weights.remove(words_at).2, spec)?;
     decoded.remove(words_at);
     let nnef = tract_nnef::nnef();
@@ -351,6 +355,119 @@ pub fn pack(onnx: &[u8], spec: PackSpec) -> Result<Vec<u8>> {
         words,
     };
     serialize(&packed)
+}
+
+/// Position tables keep the rows the model can read. The graph slices a constant of position
+/// ids (0, 1, ..., N-1) from 0 to the sequence length and gathers table rows by them; the
+/// tokenizer stops at `max_tokens`, so ids and table rows from there on are never read (for
+/// MiniLM, 256 of 512). Each is cut to `max_tokens` rows, with its packed weight: exact, as a
+/// weight's rows are quantized independently. A graph of another shape is left as it is.
+fn trim_positions(
+    model: &mut TypedModel,
+    weights: &mut [(usize, usize, Weights)],
+    decoded: &mut [Decoded],
+    spec: PackSpec,
+    max_tokens: usize,
+) -> TractResult<()> {
+    let ids: Vec<usize> = model
+        .nodes()
+        .iter()
+        .filter(|n| {
+            n.op_as::<Const>().is_some_and(|c| {
+                let v = c.val();
+                v.datum_type() == DatumType::I64
+                    && v.rank() == 2
+                    && v.shape()[0] == 1
+                    && v.shape()[1] > max_tokens
+                    && slice::<i64>(v)
+                        .is_ok_and(|x| x.iter().enumerate().all(|(i, &p)| p == i as i64))
+            })
+        })
+        .map(|n| n.id)
+        .collect();
+    for id in ids {
+        let n = model.node(id).outputs[0].fact.shape[1].to_i64()? as usize;
+        // Every reader of the ids slices them from 0 along the positions; every reader of a
+        // slice gathers rows of a constant table with N rows.
+        let mut tables = Vec::new();
+        let mut ok = true;
+        for s in model.outlet_successors(OutletId::new(id, 0)).to_vec() {
+            let node = model.node(s.node);
+            ok &= node
+                .op_as::<Slice>()
+                .is_some_and(|op| op.axis == 1 && op.start == TDim::Val(0));
+            for g in model.outlet_successors(OutletId::new(s.node, 0)) {
+                let gather = model.node(g.node);
+                let table = gather.inputs.first().map(|o| model.node(o.node));
+                let rows = table
+                    .and_then(|t| t.op_as::<Const>())
+                    .map(|c| c.val().shape().first().copied());
+                ok &= g.slot == 1
+                    && gather.op_as::<Gather>().is_some_and(|op| op.axis == 0)
+                    && rows == Some(Some(n));
+                if let Some(t) = table {
+                    tables.push(t.id);
+                }
+            }
+        }
+        if !ok || tables.is_empty() {
+            continue;
+        }
+        tables.sort_unstable();
+        tables.dedup();
+        let mut cut = |node: usize| -> TractResult<Arc<Tensor>> {
+            let v = model
+                .node(node)
+                .op_as::<Const>()
+                .expect("a constant")
+                .val()
+                .clone();
+            let axis = if v.rank() == 2 && v.shape()[0] == 1 {
+                1
+            } else {
+                0
+            };
+            let t = Arc::new(v.slice(axis, 0, max_tokens)?);
+            model.node_mut(node).op = Box::new(Const::new(t.clone())?);
+            model.node_mut(node).outputs[0].fact = TypedFact::try_from(t.clone())?;
+            Ok(v)
+        };
+        cut(id)?;
+        for table in tables {
+            let before = cut(table)?;
+            // Its packed weight, cut the same way (rows are lines of their own).
+            let Some(i) = decoded.iter().position(|d| {
+                !d.per_column
+                    && match before.datum_type() {
+                        DatumType::I8 => slice::<i8>(&before).is_ok_and(|x| x == d.q.as_slice()),
+                        DatumType::F32 => {
+                            slice::<f32>(&before).is_ok_and(|x| same_bits(x, &d.scale))
+                        }
+                        _ => false,
+                    }
+            }) else {
+                continue;
+            };
+            let w = &mut weights[i].2;
+            if w.rows as usize != n {
+                continue;
+            }
+            let bits = spec.table_bits as usize;
+            let cols = w.cols as usize;
+            if !(cols * bits).is_multiple_of(8) {
+                // Rows do not end on bytes: the cut table is kept as it is, unpacked.
+                continue;
+            }
+            let per_line = cols.div_ceil(spec.group as usize);
+            w.codes.truncate(max_tokens * cols * bits / 8);
+            w.scales.truncate(max_tokens * per_line);
+            w.rows = max_tokens as u32;
+            let d = &mut decoded[i];
+            d.q.truncate(max_tokens * cols);
+            d.scale.truncate(max_tokens);
+        }
+    }
+    Ok(())
 }
 
 /// Cuts the word-embedding lookup (`Gather` of the int8 table, `Cast`, `Mul` by the gathered
