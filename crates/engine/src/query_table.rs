@@ -5,7 +5,8 @@
 //! bundle (its words as keyword search analyses them), mapped into the model's space by a
 //! small basis and normalized. The indexer fits the rows so that this approximates the full
 //! model's embedding of short texts from the site itself (`lantern_indexer::fit_query_table`).
-//! Rows are int8 with one scale each; a low-rank basis keeps the file small.
+//! Rows are 4-bit with one scale each (two values a byte), the basis int8: a low rank and few
+//! bits keep the file small, as every reader who searches fetches it.
 //!
 //! File layout (integers little-endian):
 //!
@@ -21,7 +22,7 @@ use crate::search::Engine;
 
 const MAGIC: [u8; 8] = *b"LANTERNQ";
 /// The query-table format this build reads and writes.
-pub const QUERY_TABLE_VERSION: u32 = 1;
+pub const QUERY_TABLE_VERSION: u32 = 2;
 const PREFIX_LEN: usize = 8 + 4 + 8 + 4;
 /// Appended to a bundle's file name to name its query table: `site.lantern.query`.
 pub const QUERY_TABLE_SUFFIX: &str = ".query";
@@ -42,8 +43,9 @@ pub struct QueryTable {
     basis_scales: Vec<f32>,
     /// One scale per term: row `t` is `rows[t] * scales[t]`.
     scales: Vec<f32>,
-    /// `terms` x `rank`, row-major.
-    rows: Vec<i8>,
+    /// `terms` rows of `rank` 4-bit values from -7 to 7, stored plus 8, two a byte (the first
+    /// in the low half); each row starts on a byte.
+    rows: Vec<u8>,
 }
 
 impl QueryTable {
@@ -67,7 +69,7 @@ impl QueryTable {
             ));
         }
         let terms = rows.len() / rank;
-        let (scales, q) = quantize_rows(rows, rank);
+        let (scales, q) = quantize_rows4(rows, rank);
         let (basis_scales, basis) = quantize_rows(basis, dim);
         Ok(QueryTable {
             terms_fingerprint,
@@ -95,15 +97,19 @@ impl QueryTable {
     /// the rows cancel out.
     pub fn encode(&self, weighted_terms: &[(usize, f32)]) -> Option<Vec<f32>> {
         let rank = self.rank as usize;
+        let stride = rank.div_ceil(2);
         let mut pooled = vec![0f32; rank];
         let mut any = false;
         for &(t, w) in weighted_terms {
-            let Some(row) = self.rows.get(t * rank..(t + 1) * rank) else {
+            let Some(row) = self.rows.get(t * stride..(t + 1) * stride) else {
                 continue;
             };
             let s = self.scales[t] * w;
-            for (p, &x) in pooled.iter_mut().zip(row) {
-                *p += s * x as f32;
+            for (pair, &b) in pooled.chunks_mut(2).zip(row) {
+                pair[0] += s * ((b & 15) as f32 - 8.0);
+                if let Some(p) = pair.get_mut(1) {
+                    *p += s * ((b >> 4) as f32 - 8.0);
+                }
             }
             any = true;
         }
@@ -187,7 +193,7 @@ impl QueryTable {
             && self.basis.len() == rank.saturating_mul(dim)
             && self.basis_scales.len() == rank
             && self.scales.len() == terms
-            && self.rows.len() == terms.saturating_mul(rank)
+            && self.rows.len() == terms.saturating_mul(rank.div_ceil(2))
             && self
                 .basis_scales
                 .iter()
@@ -215,6 +221,41 @@ fn quantize_rows(values: &[f32], width: usize) -> (Vec<f32>, Vec<i8>) {
             row.iter()
                 .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8),
         );
+    }
+    (scales, q)
+}
+
+/// 4-bit rows of `width` values (see [`QueryTable`]), one scale per row, chosen among a few
+/// clippings of the row's largest magnitude for the least squared error: outliers are rare in
+/// fitted rows, and rounding the many small values well matters more.
+fn quantize_rows4(values: &[f32], width: usize) -> (Vec<f32>, Vec<u8>) {
+    const CLIP: [f32; 6] = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5];
+    let width = width.max(1);
+    let code = |x: f32, scale: f32| (x / scale).round().clamp(-7.0, 7.0);
+    let mut scales = Vec::with_capacity(values.len() / width);
+    let mut q = Vec::with_capacity(values.len().div_ceil(2));
+    for row in values.chunks(width) {
+        let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let mut best = (f32::INFINITY, 1.0);
+        if max > 0.0 {
+            for c in CLIP {
+                let scale = c * max / 7.0;
+                let err: f32 = row
+                    .iter()
+                    .map(|&x| (x - code(x, scale) * scale).powi(2))
+                    .sum();
+                if err < best.0 {
+                    best = (err, scale);
+                }
+            }
+        }
+        let scale = best.1;
+        scales.push(scale);
+        for pair in row.chunks(2) {
+            let lo = (code(pair[0], scale) + 8.0) as u8;
+            let hi = pair.get(1).map_or(8, |&x| (code(x, scale) + 8.0) as u8);
+            q.push(lo | (hi << 4));
+        }
     }
     (scales, q)
 }
@@ -323,6 +364,22 @@ mod tests {
         // Unknown ids are skipped; nothing known is no vector.
         assert!(t.encode(&[(99, 1.0)]).is_none());
         assert!(t.encode(&[]).is_none());
+    }
+
+    #[test]
+    fn four_bit_rows_keep_their_direction() {
+        // Rank 3 (odd: a row's last value has a byte's half to itself), identity basis.
+        let rows = [0.9, -0.3, 0.05, -0.2, 0.7, 0.4];
+        let basis = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let t = QueryTable::new(1, &rows, &basis, 3, 3).unwrap();
+        for (i, row) in rows.chunks(3).enumerate() {
+            let v = t.encode(&[(i, 1.0)]).unwrap();
+            let n = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let cos: f32 = v.iter().zip(row).map(|(a, b)| a * b / n).sum();
+            assert!(cos > 0.99, "row {i}: cosine {cos}");
+        }
+        let back = QueryTable::from_bytes(&t.to_bytes().unwrap()).unwrap();
+        assert_eq!(back, t);
     }
 
     #[test]
