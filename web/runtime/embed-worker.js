@@ -36,15 +36,12 @@ async function sha256(bytes) {
 }
 
 async function load(msg, entry, progress) {
-  // Browsers run the packed model (a few bits a weight, the graph already prepared).
-  const [, model, tokenizer] = await Promise.all([
-    compile(),
-    fetchBytes(msg.model, progress('model')),
-    fetchBytes(msg.tokenizer, progress('tokenizer')),
-  ]);
+  // Browsers run the packed model (a few bits a weight, the graph already prepared, the
+  // tokenizer inside).
+  const [, model] = await Promise.all([compile(), fetchBytes(msg.model, progress('model'))]);
   // Opened first (quick): the word rows of the questions waiting are fetched while the
   // weights are decoded and the graph prepared, the slow part that blocks this worker.
-  const pending = WasmEmbedder.openPacked(msg.manifest, model, await sha256(model), tokenizer);
+  const pending = WasmEmbedder.openPacked(msg.manifest, model, await sha256(model));
   entry.opened = pending;
   for (const text of entry.expected.splice(0)) expect(entry, text);
   // The requests leave before the worker is busy.
@@ -80,7 +77,7 @@ function expect(entry, text) {
 
 /** The model a page asks for: built by the first page to ask, shared with the next. */
 function model(msg, progress) {
-  const key = JSON.stringify([msg.model, msg.tokenizer, new TextDecoder().decode(msg.manifest)]);
+  const key = JSON.stringify([msg.model, new TextDecoder().decode(msg.manifest)]);
   let entry = models.get(key);
   if (entry) {
     entry.reused = true;

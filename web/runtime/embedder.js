@@ -126,8 +126,8 @@ export class Embedder {
   get manifest() { return this.#manifest; }
 
   /**
-   * Fetches the files a bundle accepted from the manifest (`{ packedFile, tokenizerFile }`,
-   * relative to it) and builds the model; resolves when queries can be embedded.
+   * Fetches the packed model a bundle accepted from the manifest (`{ packedFile }`, relative
+   * to it; the tokenizer is inside) and builds it; resolves when queries can be embedded.
    */
   async proceed(files) {
     const manifest = await this.#manifest;
@@ -139,7 +139,6 @@ export class Embedder {
       base: this.#manifestUrl,
       keepAll: !!navigator.serviceWorker?.controller,
       model: new URL(files.packedFile, this.#manifestUrl).href,
-      tokenizer: new URL(files.tokenizerFile, this.#manifestUrl).href,
     });
     return this.#ready;
   }

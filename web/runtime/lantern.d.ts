@@ -2,7 +2,7 @@
 
 export type Mode = 'hybrid' | 'vector' | 'semantic' | 'keyword';
 
-export interface Progress { stage: 'bundle' | 'model' | 'tokenizer'; loaded: number; total: number }
+export interface Progress { stage: 'bundle' | 'model'; loaded: number; total: number }
 
 export interface BundleInfo {
   modelId: string;
@@ -90,7 +90,7 @@ export declare class Embedder {
   /** Once ready: whether the model was found built (or being built) for another page. */
   readonly reused: boolean;
   /** Fetches the files a bundle accepted from the manifest and builds the model. */
-  proceed(files: { packedFile: string; tokenizerFile: string }): Promise<void>;
+  proceed(files: { packedFile: string }): Promise<void>;
   /** A text to be embedded once ready: its word rows are fetched while the model builds. */
   expect(text: string): void;
   embed(text: string): Promise<Float32Array>;

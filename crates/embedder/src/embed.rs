@@ -51,51 +51,50 @@ impl Embedder {
         Self::build(manifest, onnx, tokenizer_json)
     }
 
-    /// Builds the embedder from the model packed small ([`crate::pack`]), checked against the
-    /// manifest's `packed` entry: approximate vectors of the same model, for queries.
-    pub fn from_packed(manifest: &Manifest, packed: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
-        Self::from_packed_hashed(manifest, packed, &sha256_hex(packed), tokenizer_json)
+    /// Builds the embedder from the model packed small ([`crate::pack`]), tokenizer included,
+    /// checked against the manifest's `packed` entry: approximate vectors of the same model,
+    /// for queries.
+    pub fn from_packed(manifest: &Manifest, packed: &[u8]) -> Result<Self> {
+        Self::from_packed_hashed(manifest, packed, &sha256_hex(packed))
     }
 
     /// [`Embedder::from_packed`] given the packed file's sha256, computed by the caller: a
     /// browser's own SHA-256 takes a few milliseconds where this code compiled to wasm takes
-    /// over half a second at start-up. It is compared with the manifest's here, as the other
-    /// files' sums are.
+    /// over half a second at start-up. It is compared with the manifest's here.
     pub fn from_packed_hashed(
         manifest: &Manifest,
         packed: &[u8],
         packed_sha256: &str,
-        tokenizer_json: &[u8],
     ) -> Result<Self> {
-        Self::open_packed(manifest, packed, packed_sha256, tokenizer_json)?.build()
+        Self::open_packed(manifest, packed, packed_sha256)?.build()
     }
 
-    /// The first, quick half of [`Embedder::from_packed_hashed`]: the files checked, the
+    /// The first, quick half of [`Embedder::from_packed_hashed`]: the file checked, the
     /// tokenizer read and the word table known, the weights not decoded yet. A browser fetches
     /// the word rows of the question waiting while [`PendingEmbedder::build`] runs.
     pub fn open_packed(
         manifest: &Manifest,
         packed: &[u8],
         packed_sha256: &str,
-        tokenizer_json: &[u8],
     ) -> Result<PendingEmbedder> {
         manifest.validate()?;
         let Some(entry) = &manifest.packed else {
             return Err(Error::Manifest("the manifest names no packed model".into()));
         };
         same_sum(packed_sha256, &entry.sha256, "the packed model")?;
-        pinned(
-            tokenizer_json,
-            &manifest.tokenizer_sha256,
-            "the tokenizer file",
-        )?;
         let pack = crate::pack::open_packed(packed)?;
+        // The packed tokenizer, put back together, is the manifest's, byte for byte.
+        pinned(
+            &pack.tokenizer_json,
+            &manifest.tokenizer_sha256,
+            "the packed model's tokenizer",
+        )?;
         if pack.words.cols() != manifest.dimensions {
             return Err(Error::Model(
                 "the packed graph does not take the manifest's word rows".into(),
             ));
         }
-        let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
+        let (tokenizer, counter) = tokenizers(&pack.tokenizer_json, manifest.max_tokens)?;
         Ok(PendingEmbedder {
             manifest: manifest.clone(),
             pack,

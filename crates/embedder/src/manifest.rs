@@ -98,7 +98,7 @@ impl Model {
                 self.dir.join(MANIFEST_FILE).display()
             )));
         };
-        Embedder::from_packed(&self.manifest, &self.read_packed(p)?, &self.tokenizer)
+        Embedder::from_packed(&self.manifest, &self.read_packed(p)?)
     }
 
     /// The packed model's bytes from the model folder, checked against `entry`'s sha256.

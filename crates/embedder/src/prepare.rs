@@ -42,7 +42,12 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
     }
     let tokenizer = prepare_tokenizer(tokenizer, contract.max_tokens)?;
     let packed = match &contract.packed {
-        Some(p) => Some(crate::pack::pack(&onnx, p.spec, contract.max_tokens)?),
+        Some(p) => Some(crate::pack::pack(
+            &onnx,
+            &tokenizer,
+            p.spec,
+            contract.max_tokens,
+        )?),
         None => None,
     };
     let manifest = Manifest {
@@ -63,7 +68,7 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
     // Loading probes one embedding and checks its dimensions against the contract.
     Embedder::new(&manifest, &onnx, &tokenizer)?;
     if let Some(bytes) = &packed {
-        Embedder::from_packed(&manifest, bytes, &tokenizer)?;
+        Embedder::from_packed(&manifest, bytes)?;
     }
     Ok(Prepared {
         onnx,

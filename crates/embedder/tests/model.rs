@@ -169,13 +169,16 @@ fn the_packed_model_is_pinned_close_to_the_model_and_far_smaller() {
         .expect("the manifest names a packed model");
     let bytes = m.read_packed(entry).unwrap();
     // Packing is deterministic: the prepared model packs to the pinned file.
-    let again = lantern_embedder::pack(&m.onnx, entry.spec, m.manifest.max_tokens).unwrap();
+    let again =
+        lantern_embedder::pack(&m.onnx, &m.tokenizer, entry.spec, m.manifest.max_tokens).unwrap();
     assert_eq!(sha256_hex(&again), entry.sha256);
+    // Half of the two files it stands for (the tokenizer travels in it).
     assert!(
-        bytes.len() * 2 < m.onnx.len(),
-        "{} bytes packed against {}",
+        bytes.len() * 2 < m.onnx.len() + m.tokenizer.len(),
+        "{} bytes packed against {} + {}",
         bytes.len(),
-        m.onnx.len()
+        m.onnx.len(),
+        m.tokenizer.len()
     );
     let packed = m.packed_embedder().unwrap();
     let full = &loaded().embedder;
@@ -205,7 +208,7 @@ fn position_rows_past_the_token_limit_are_left_out_of_the_pack_exactly() {
     let entry = m.manifest.packed.as_ref().unwrap();
     let trimmed = m.read_packed(entry).unwrap();
     // With a limit as long as the table, nothing can be left out.
-    let whole = lantern_embedder::pack(&m.onnx, entry.spec, 512).unwrap();
+    let whole = lantern_embedder::pack(&m.onnx, &m.tokenizer, entry.spec, 512).unwrap();
     // 256 rows of 384 values at 3 bits, their scales and position ids.
     assert!(
         trimmed.len() + 40_000 < whole.len(),
@@ -215,7 +218,7 @@ fn position_rows_past_the_token_limit_are_left_out_of_the_pack_exactly() {
     );
     let mut other = m.manifest.clone();
     other.packed.as_mut().unwrap().sha256 = sha256_hex(&whole);
-    let whole = Embedder::from_packed(&other, &whole, &m.tokenizer).unwrap();
+    let whole = Embedder::from_packed(&other, &whole).unwrap();
     let trimmed = m.packed_embedder().unwrap();
     // Up to the limit and past it (truncated): the same vectors, bit for bit.
     let long = "every section is cut at its headings and embedded ".repeat(40);
@@ -241,18 +244,18 @@ fn damaged_or_foreign_packed_models_are_refused() {
     let mut flipped = bytes.clone();
     let mid = flipped.len() / 2;
     flipped[mid] ^= 0xff;
-    let e = Embedder::from_packed(&m.manifest, &flipped, &m.tokenizer)
+    let e = Embedder::from_packed(&m.manifest, &flipped)
         .err()
         .expect("refused");
     assert!(e.to_string().contains("sha256"), "{e}");
     // A sum computed by the caller (the browser's SHA-256) is checked the same way.
-    let e = Embedder::from_packed_hashed(&m.manifest, &bytes, &"0".repeat(64), &m.tokenizer)
+    let e = Embedder::from_packed_hashed(&m.manifest, &bytes, &"0".repeat(64))
         .err()
         .expect("refused");
     assert!(e.to_string().contains("sha256"), "{e}");
     // Packing something without int8 weights is a clear error.
     let spec = entry.spec;
-    let e = lantern_embedder::pack(b"\x00\x01", spec, 256).unwrap_err();
+    let e = lantern_embedder::pack(b"\x00\x01", &m.tokenizer, spec, 256).unwrap_err();
     assert!(
         e.to_string().contains("ONNX") || e.to_string().contains("no int8"),
         "{e}"
@@ -278,8 +281,7 @@ fn a_pack_published_without_its_word_rows_embeds_as_the_whole_pack_once_given_th
     // Opened, before the slow build, the model already names the rows a question needs and
     // their files (a browser fetches them meanwhile); built, it names the same.
     let text = "can I look things up without an internet connection";
-    let opened =
-        Embedder::open_packed(&published, &head, &sha256_hex(&head), &m.tokenizer).unwrap();
+    let opened = Embedder::open_packed(&published, &head, &sha256_hex(&head)).unwrap();
     let early: Vec<_> = opened
         .rows_missing(text)
         .unwrap()

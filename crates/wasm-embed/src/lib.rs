@@ -25,9 +25,8 @@ impl WasmEmbedder {
         manifest: &[u8],
         packed: &[u8],
         sha256: Option<String>,
-        tokenizer: &[u8],
     ) -> Result<WasmEmbedder, JsError> {
-        Self::open_packed(manifest, packed, sha256, tokenizer)?.build()
+        Self::open_packed(manifest, packed, sha256)?.build()
     }
 
     /// The quick first half of `fromPacked`: the files checked, the tokenizer read, the word
@@ -38,11 +37,10 @@ impl WasmEmbedder {
         manifest: &[u8],
         packed: &[u8],
         sha256: Option<String>,
-        tokenizer: &[u8],
     ) -> Result<WasmPendingEmbedder, JsError> {
         let manifest = Manifest::from_json(manifest).map_err(|e| js(e.into()))?;
         let sum = sha256.unwrap_or_else(|| sha256_hex(packed));
-        Embedder::open_packed(&manifest, packed, &sum, tokenizer)
+        Embedder::open_packed(&manifest, packed, &sum)
             .map(|inner| WasmPendingEmbedder { inner })
             .map_err(js)
     }

@@ -13,7 +13,7 @@ use tract_nnef::tract_core::ops::konst::Const;
 
 use super::{
     decode, model_err, serialize, words, Decoded, Dtype, Form, GraphTensor, PackSpec, Packed,
-    TensorData, Weights,
+    PackedTokenizer, TensorData, Weights,
 };
 use crate::error::Result;
 
@@ -224,11 +224,18 @@ fn literal(label: &str, t: &Tensor) -> Result<TensorData> {
 /// Packs a prepared ONNX model: every int8 tensor `X_q` with a per-row or per-column f32 scale
 /// `X_scale` beside it is quantized; the graph, with those weights decoded, is analysed and
 /// decluttered by tract and stored in that form. Tables looked up by position keep only the
-/// rows of the first `max_tokens` positions (the most the embedder feeds the model).
-pub fn pack(onnx: &[u8], spec: PackSpec, max_tokens: usize) -> Result<Vec<u8>> {
+/// rows of the first `max_tokens` positions (the most the embedder feeds the model). The
+/// tokenizer (`tokenizer.json`, as prepared) is packed with it.
+pub fn pack(
+    onnx: &[u8],
+    tokenizer_json: &[u8],
+    spec: PackSpec,
+    max_tokens: usize,
+) -> Result<Vec<u8>> {
     if !spec.is_supported() {
         return Err(model_err(format!("cannot pack with {spec:?}")));
     }
+    let tokenizer = PackedTokenizer::new(tokenizer_json)?;
     let mut model = pb::ModelProto::decode(onnx)
         .map_err(|e| model_err(format!("decoding the ONNX model: {e}")))?;
     let graph = model
@@ -353,6 +360,7 @@ pub fn pack(onnx: &[u8], spec: PackSpec, max_tokens: usize) -> Result<Vec<u8>> {
         weights: weights.into_iter().map(|(_, _, w)| w).collect(),
         tensors,
         words,
+        tokenizer,
     };
     serialize(&packed)
 }
