@@ -7,7 +7,8 @@
 // the manifest a bundle accepted and the URLs of the files it names, which are fetched while
 // the compile may still run; the Rust side reads the manifest again and checks the files.
 // 'expect' names a question the page will embed: its word rows are fetched while the model
-// builds.
+// builds. The model is built without tract's optimisation, which runs once the first question
+// is answered: that question is embedded more slowly, but sooner (BENCHMARKS.md).
 import init, { WasmEmbedder } from './pkg/lantern_embed_wasm.js';
 import { fetchBytes } from './fetch.js';
 
@@ -47,7 +48,24 @@ async function load(msg, entry, progress) {
   // The requests leave before the worker is busy.
   if (entry.rows.size) await new Promise((r) => setTimeout(r, 0));
   entry.opened = null;
-  return pending.build();
+  return pending.buildPlain();
+}
+
+/**
+ * Optimises the model's graph once the reply to its first question (`text`) has left, and
+ * embeds that question again: the optimised code runs once now, so that the browser compiles
+ * it fully before the next page's first question.
+ */
+function optimizeSoon(entry, text) {
+  if (entry.optimizing) return;
+  entry.optimizing = new Promise((r) => setTimeout(r, 0))
+    .then(async () => {
+      const embedder = await entry.embedder;
+      embedder.optimize();
+      embedder.embed(text);
+    })
+    // A model left plain still embeds, only more slowly.
+    .catch(() => {});
 }
 
 /** Starts fetching the word rows `text` needs that `source` (the model, built or opened) lacks. */
@@ -84,7 +102,7 @@ function model(msg, progress) {
   } else {
     // base: the model's manifest URL, which its word rows' files are named relative to;
     // rows: word-row files being fetched, by shard; expected: questions waiting for the model.
-    entry = { base: msg.base, rows: new Map(), expected: [], opened: null, built: null, keepAll: false, kept: null, reused: false };
+    entry = { base: msg.base, rows: new Map(), expected: [], opened: null, built: null, optimizing: null, keepAll: false, kept: null, reused: false };
     entry.embedder = load(msg, entry, progress);
     entry.embedder.then((e) => { entry.built = e; }, () => {});
     // A failed build is not kept: the next page tries again.
@@ -169,6 +187,7 @@ function serve(port) {
         if (!entry) throw new Error('the embedder is not built');
         const vector = await embed(entry, msg.text);
         port.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
+        optimizeSoon(entry, msg.text);
         // Two seconds on: the reader's results are drawn first, without rows in flight.
         const e = entry;
         if (e.keepAll && !e.kept) e.kept = new Promise((r) => setTimeout(r, 2000)).then(() => keepEveryRow(e));

@@ -28,6 +28,8 @@ pub struct Embedder {
     /// Same vocabulary without truncation, to count a text's full length.
     counter: Tokenizer,
     plan: Arc<TypedRunnableModel>,
+    /// Whether `plan` runs tract's optimised graph ([`Embedder::optimize`]).
+    optimized: bool,
     /// The packed model's word-embedding rows, which its graph takes as an input; none for
     /// the ONNX model, whose graph looks them up itself.
     words: Option<WordRows>,
@@ -108,14 +110,15 @@ impl Embedder {
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
         let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
-        Self::finish(manifest, model, None, tokenizer, counter)
+        Self::finish(manifest, model, true, None, tokenizer, counter)
     }
 
-    /// Plans the optimised graph and checks its output's dimensions, by a probe embedding
-    /// when every word row it needs is held.
+    /// Plans the graph and checks its output's dimensions, by a probe embedding when every
+    /// word row it needs is held.
     fn finish(
         manifest: &Manifest,
         model: TypedModel,
+        optimized: bool,
         words: Option<WordRows>,
         tokenizer: Tokenizer,
         counter: Tokenizer,
@@ -127,6 +130,7 @@ impl Embedder {
             tokenizer,
             counter,
             plan,
+            optimized,
             words,
             dim,
             max_tokens,
@@ -148,6 +152,25 @@ impl Embedder {
             }
         }
         Ok(embedder)
+    }
+
+    /// Whether the embedder runs tract's optimised graph (see [`PendingEmbedder::build_plain`]).
+    pub fn is_optimized(&self) -> bool {
+        self.optimized
+    }
+
+    /// Optimises the graph of an embedder built plain: the same vectors, each about 2.5x
+    /// faster natively, for a few hundred milliseconds now (in a browser). Nothing when it is
+    /// optimised already.
+    pub fn optimize(&mut self) -> Result<()> {
+        if self.optimized {
+            return Ok(());
+        }
+        let mut model = self.plan.model().clone();
+        model.optimize().map_err(model_err)?;
+        self.plan = model.into_runnable().map_err(model_err)?;
+        self.optimized = true;
+        Ok(())
     }
 
     /// The shards of word rows that embedding `text` needs and this embedder does not hold
@@ -280,6 +303,16 @@ impl PendingEmbedder {
 
     /// Decodes the weights, reads and optimises the graph: the slow part of start-up.
     pub fn build(self) -> Result<Embedder> {
+        let mut embedder = self.build_plain()?;
+        embedder.optimize()?;
+        Ok(embedder)
+    }
+
+    /// Decodes the weights and reads the graph, leaving tract's optimisation for later
+    /// ([`Embedder::optimize`]): a browser's first question is embedded without waiting for
+    /// it, more slowly (measured in BENCHMARKS.md), and the graph is optimised once the
+    /// reader has results.
+    pub fn build_plain(self) -> Result<Embedder> {
         let PendingEmbedder {
             manifest,
             pack,
@@ -287,16 +320,16 @@ impl PendingEmbedder {
             counter,
         } = self;
         // Decluttered when packed: only tract's optimisation is left to run.
-        let mut packed = pack.into_model()?;
+        let packed = pack.into_model()?;
         if packed.graph.inputs.len() != 4 {
             return Err(Error::Model(
                 "the packed graph does not take the manifest's word rows".into(),
             ));
         }
-        packed.graph.optimize().map_err(model_err)?;
         Embedder::finish(
             &manifest,
             packed.graph,
+            false,
             Some(packed.words),
             tokenizer,
             counter,

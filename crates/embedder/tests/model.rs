@@ -288,7 +288,9 @@ fn a_pack_published_without_its_word_rows_embeds_as_the_whole_pack_once_given_th
         .into_iter()
         .map(|s| (s, opened.word_rows_file(s).unwrap()))
         .collect();
-    let mut browser = opened.build().unwrap();
+    // Built as a browser builds it: the graph optimised after the first question.
+    let mut browser = opened.build_plain().unwrap();
+    assert!(!browser.is_optimized());
     let reference = m.packed_embedder().unwrap();
     let missing = browser.rows_missing(text).unwrap();
     let late: Vec<_> = missing
@@ -312,6 +314,9 @@ fn a_pack_published_without_its_word_rows_embeds_as_the_whole_pack_once_given_th
         browser.add_word_rows(s, bytes).unwrap();
     }
     assert!(browser.rows_missing(text).unwrap().is_empty());
+    assert_eq!(browser.embed(text).unwrap(), reference.embed(text).unwrap());
+    browser.optimize().unwrap();
+    assert!(browser.is_optimized() && reference.is_optimized());
     assert_eq!(browser.embed(text).unwrap(), reference.embed(text).unwrap());
     // The whole pack, as the indexer reads it, needs nothing fetched.
     assert!(reference
