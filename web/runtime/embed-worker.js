@@ -7,8 +7,7 @@
 // the manifest a bundle accepted and the URLs of the files it names, which are fetched while
 // the compile may still run; the Rust side reads the manifest again and checks the files.
 // 'expect' names a question the page will embed: its word rows are fetched while the model
-// builds. The model is built without tract's optimisation, which runs once the first question
-// is answered: that question is embedded more slowly, but sooner (BENCHMARKS.md).
+// builds.
 import init, { WasmEmbedder } from './pkg/lantern_embed_wasm.js';
 import { fetchBytes } from './fetch.js';
 
@@ -37,35 +36,17 @@ async function sha256(bytes) {
 }
 
 async function load(msg, entry, progress) {
-  // Browsers run the packed model (a few bits a weight, the graph already prepared, the
-  // tokenizer inside).
+  // Browsers run the packed model (a few bits a weight, the tokenizer inside).
   const [, model] = await Promise.all([compile(), fetchBytes(msg.model, progress('model'))]);
   // Opened first (quick): the word rows of the questions waiting are fetched while the
-  // weights are decoded and the graph prepared, the slow part that blocks this worker.
+  // weights are decoded, the slow part that blocks this worker.
   const pending = WasmEmbedder.openPacked(msg.manifest, model, await sha256(model));
   entry.opened = pending;
   for (const text of entry.expected.splice(0)) expect(entry, text);
   // The requests leave before the worker is busy.
   if (entry.rows.size) await new Promise((r) => setTimeout(r, 0));
   entry.opened = null;
-  return pending.buildPlain();
-}
-
-/**
- * Optimises the model's graph once the reply to its first question (`text`) has left, and
- * embeds that question again: the optimised code runs once now, so that the browser compiles
- * it fully before the next page's first question.
- */
-function optimizeSoon(entry, text) {
-  if (entry.optimizing) return;
-  entry.optimizing = new Promise((r) => setTimeout(r, 0))
-    .then(async () => {
-      const embedder = await entry.embedder;
-      embedder.optimize();
-      embedder.embed(text);
-    })
-    // A model left plain still embeds, only more slowly.
-    .catch(() => {});
+  return pending.build();
 }
 
 /** Starts fetching the word rows `text` needs that `source` (the model, built or opened) lacks. */
@@ -102,7 +83,7 @@ function model(msg, progress) {
   } else {
     // base: the model's manifest URL, which its word rows' files are named relative to;
     // rows: word-row files being fetched, by shard; expected: questions waiting for the model.
-    entry = { base: msg.base, rows: new Map(), expected: [], opened: null, built: null, optimizing: null, keepAll: false, kept: null, reused: false };
+    entry = { base: msg.base, rows: new Map(), expected: [], opened: null, built: null, keepAll: false, kept: null, reused: false };
     entry.embedder = load(msg, entry, progress);
     entry.embedder.then((e) => { entry.built = e; }, () => {});
     // A failed build is not kept: the next page tries again.
@@ -187,7 +168,6 @@ function serve(port) {
         if (!entry) throw new Error('the embedder is not built');
         const vector = await embed(entry, msg.text);
         port.postMessage({ type: 'vector', id: msg.id, vector }, [vector.buffer]);
-        optimizeSoon(entry, msg.text);
         // Two seconds on: the reader's results are drawn first, without rows in flight.
         const e = entry;
         if (e.keepAll && !e.kept) e.kept = new Promise((r) => setTimeout(r, 2000)).then(() => keepEveryRow(e));

@@ -1,18 +1,21 @@
-//! The embedder: WordPiece tokenization, the ONNX encoder run by tract, mean pooling over the
-//! attention mask and L2 normalization, as the model's manifest prescribes.
+//! The embedder: WordPiece tokenization, the encoder (the ONNX model run by tract, or the
+//! packed model run by [`crate::encoder`]), mean pooling over the attention mask and L2
+//! normalization, as the model's manifest prescribes.
 
+#[cfg(feature = "onnx")]
 use std::sync::Arc;
 
 use tokenizers::{Tokenizer, TruncationParams};
-use tract_nnef::prelude::*;
 #[cfg(feature = "onnx")]
-use tract_onnx::prelude::{InferenceFact, InferenceModel, InferenceModelExt};
+use tract_onnx::prelude::*;
 
+use crate::encoder::Encoder;
 use crate::error::{Error, Result};
 use crate::manifest::sha256_hex;
 use crate::pack::WordRows;
 use lantern_engine::Manifest;
 
+#[cfg(feature = "onnx")]
 fn model_err(e: impl std::fmt::Display) -> Error {
     Error::Model(format!("{e:#}"))
 }
@@ -21,20 +24,24 @@ fn tok_err(e: impl std::fmt::Display) -> Error {
     Error::Tokenizer(e.to_string())
 }
 
-/// A loaded tokenizer and encoder. Cheap to share between threads (`run` takes `&self`).
+/// A loaded tokenizer and encoder. Cheap to share between threads (embedding takes `&self`).
 pub struct Embedder {
     /// Truncates at `max_tokens`, no padding: batch 1 needs none.
     tokenizer: Tokenizer,
     /// Same vocabulary without truncation, to count a text's full length.
     counter: Tokenizer,
-    plan: Arc<TypedRunnableModel>,
-    /// Whether `plan` runs tract's optimised graph ([`Embedder::optimize`]).
-    optimized: bool,
-    /// The packed model's word-embedding rows, which its graph takes as an input; none for
-    /// the ONNX model, whose graph looks them up itself.
-    words: Option<WordRows>,
+    backend: Backend,
     dim: usize,
     max_tokens: usize,
+}
+
+/// What turns token ids into hidden states.
+enum Backend {
+    /// The ONNX model, run by tract (the indexer's documents).
+    #[cfg(feature = "onnx")]
+    Onnx(Arc<TypedRunnableModel>),
+    /// The packed model, run by Lantern's encoder, and the word rows it is fed.
+    Packed { encoder: Encoder, words: WordRows },
 }
 
 impl Embedder {
@@ -109,75 +116,59 @@ impl Embedder {
     #[cfg(feature = "onnx")]
     fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
         let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
+        let out = model.output_fact(0).map_err(model_err)?.shape.clone();
+        let got = out.last().and_then(|d| d.as_i64()).map(|d| d as usize);
+        if got != Some(manifest.dimensions) {
+            return Err(Error::Dimensions {
+                got: got.unwrap_or(0),
+                expected: manifest.dimensions,
+            });
+        }
+        let plan = model.into_runnable().map_err(model_err)?;
         let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
-        Self::finish(manifest, model, true, None, tokenizer, counter)
+        Self::finish(manifest, Backend::Onnx(plan), tokenizer, counter)
     }
 
-    /// Plans the graph and checks its output's dimensions, by a probe embedding when every
-    /// word row it needs is held.
+    /// Checks the output's dimensions by a probe embedding when every word row it needs is
+    /// held.
     fn finish(
         manifest: &Manifest,
-        model: TypedModel,
-        optimized: bool,
-        words: Option<WordRows>,
+        backend: Backend,
         tokenizer: Tokenizer,
         counter: Tokenizer,
     ) -> Result<Self> {
-        let (dim, max_tokens) = (manifest.dimensions, manifest.max_tokens);
-        let out = model.output_fact(0).map_err(model_err)?.shape.clone();
-        let plan = model.into_runnable().map_err(model_err)?;
         let embedder = Embedder {
             tokenizer,
             counter,
-            plan,
-            optimized,
-            words,
-            dim,
-            max_tokens,
+            backend,
+            dim: manifest.dimensions,
+            max_tokens: manifest.max_tokens,
         };
-        let got = out.last().and_then(|d| d.as_i64()).map(|d| d as usize);
-        if got != Some(dim) {
-            return Err(Error::Dimensions {
-                got: got.unwrap_or(0),
-                expected: dim,
-            });
-        }
         if embedder.rows_missing("probe")?.is_empty() {
             let probe = embedder.embed_raw("probe")?;
-            if probe.len() != dim {
+            if probe.len() != embedder.dim {
                 return Err(Error::Dimensions {
                     got: probe.len(),
-                    expected: dim,
+                    expected: embedder.dim,
                 });
             }
         }
         Ok(embedder)
     }
 
-    /// Whether the embedder runs tract's optimised graph (see [`PendingEmbedder::build_plain`]).
-    pub fn is_optimized(&self) -> bool {
-        self.optimized
-    }
-
-    /// Optimises the graph of an embedder built plain: the same vectors, each about 2.5x
-    /// faster natively, for a few hundred milliseconds now (in a browser). Nothing when it is
-    /// optimised already.
-    pub fn optimize(&mut self) -> Result<()> {
-        if self.optimized {
-            return Ok(());
+    fn words(&self) -> Option<&WordRows> {
+        match &self.backend {
+            Backend::Packed { words, .. } => Some(words),
+            #[cfg(feature = "onnx")]
+            Backend::Onnx(_) => None,
         }
-        let mut model = self.plan.model().clone();
-        model.optimize().map_err(model_err)?;
-        self.plan = model.into_runnable().map_err(model_err)?;
-        self.optimized = true;
-        Ok(())
     }
 
     /// The shards of word rows that embedding `text` needs and this embedder does not hold
     /// (a browser fetches them as queries come: [`Embedder::word_rows_file`],
     /// [`Embedder::add_word_rows`]). Always empty for a model read whole.
     pub fn rows_missing(&self, text: &str) -> Result<Vec<usize>> {
-        let Some(words) = &self.words else {
+        let Some(words) = self.words() else {
             return Ok(Vec::new());
         };
         Ok(words.missing(&self.token_ids(text)?))
@@ -185,22 +176,20 @@ impl Embedder {
 
     /// Every shard of word rows not held (what a browser caches to embed any query offline).
     pub fn rows_absent(&self) -> Vec<usize> {
-        self.words
-            .as_ref()
-            .map(WordRows::absent)
-            .unwrap_or_default()
+        self.words().map(WordRows::absent).unwrap_or_default()
     }
 
     /// The file name of a shard of word rows, relative to the published model's manifest.
     pub fn word_rows_file(&self, shard: usize) -> Option<String> {
-        self.words.as_ref()?.file_name(shard)
+        self.words()?.file_name(shard)
     }
 
     /// Adds a shard of word rows from its file, checked against the pack's sha256.
     pub fn add_word_rows(&mut self, shard: usize, file: &[u8]) -> Result<()> {
-        match &mut self.words {
-            Some(words) => words.add(shard, file),
-            None => Err(Error::Model("this model holds its word rows".into())),
+        match &mut self.backend {
+            Backend::Packed { words, .. } => words.add(shard, file),
+            #[cfg(feature = "onnx")]
+            Backend::Onnx(_) => Err(Error::Model("this model holds its word rows".into())),
         }
     }
 
@@ -235,50 +224,65 @@ impl Embedder {
     /// Mean-pooled, not yet normalized.
     fn embed_raw(&self, text: &str) -> Result<Vec<f32>> {
         let enc = self.tokenizer.encode(text, true).map_err(tok_err)?;
-        let n = enc.get_ids().len();
-        let as_tensor = |xs: &[u32]| -> Result<TValue> {
-            let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
-            Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
-                .map_err(model_err)?
-                .into_tensor()
-                .into())
+        // With batch 1 and no padding every token counts in the mean.
+        if enc.get_attention_mask().contains(&0) {
+            return Err(Error::Model("the tokenizer padded a single text".into()));
+        }
+        let hidden = match &self.backend {
+            #[cfg(feature = "onnx")]
+            Backend::Onnx(plan) => run_onnx(plan, &enc)?,
+            Backend::Packed { encoder, words } => {
+                encoder.run(&words.lookup(enc.get_ids())?, enc.get_type_ids())?
+            }
         };
-        let mut inputs = tvec!(
-            as_tensor(enc.get_ids())?,
-            as_tensor(enc.get_attention_mask())?,
-            as_tensor(enc.get_type_ids())?
-        );
-        if let Some(words) = &self.words {
-            let rows = words.lookup(enc.get_ids())?;
-            let rows = tract_ndarray::Array3::from_shape_vec((1, n, words.cols()), rows)
-                .map_err(model_err)?;
-            inputs.push(rows.into_tensor().into());
+        if hidden.len() != enc.get_ids().len() * self.dim {
+            return Err(Error::Model(format!(
+                "the encoder gave {} values for {} tokens",
+                hidden.len(),
+                enc.get_ids().len()
+            )));
         }
-        let out = self.plan.run(inputs).map_err(model_err)?;
-        let hidden = out[0].to_plain_array_view::<f32>().map_err(model_err)?;
-        let shape = hidden.shape();
-        if shape.len() != 3 || shape[1] != n {
-            return Err(Error::Model(format!("unexpected output shape {shape:?}")));
-        }
-        let dim = shape[2];
-        // Mean over the attention mask: with batch 1 and no padding every token counts.
-        let mask = enc.get_attention_mask();
-        let mut pooled = vec![0f32; dim];
-        let mut count = 0f32;
-        for (t, &m) in mask.iter().enumerate() {
-            if m == 0 {
-                continue;
-            }
-            count += 1.0;
-            for (d, p) in pooled.iter_mut().enumerate() {
-                *p += hidden[[0, t, d]];
-            }
-        }
-        if count > 0.0 {
-            pooled.iter_mut().for_each(|p| *p /= count);
-        }
-        Ok(pooled)
+        Ok(mean_pool(&hidden, self.dim))
     }
+}
+
+/// The ONNX graph's hidden states for one encoded text (tokens x dimensions).
+#[cfg(feature = "onnx")]
+fn run_onnx(plan: &Arc<TypedRunnableModel>, enc: &tokenizers::Encoding) -> Result<Vec<f32>> {
+    let n = enc.get_ids().len();
+    let as_tensor = |xs: &[u32]| -> Result<TValue> {
+        let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
+        Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
+            .map_err(model_err)?
+            .into_tensor()
+            .into())
+    };
+    let inputs = tvec!(
+        as_tensor(enc.get_ids())?,
+        as_tensor(enc.get_attention_mask())?,
+        as_tensor(enc.get_type_ids())?
+    );
+    let out = plan.run(inputs).map_err(model_err)?;
+    let hidden = out[0].to_plain_array_view::<f32>().map_err(model_err)?;
+    let shape = hidden.shape();
+    if shape.len() != 3 || shape[1] != n {
+        return Err(Error::Model(format!("unexpected output shape {shape:?}")));
+    }
+    Ok(hidden.iter().copied().collect())
+}
+
+/// The mean of the rows of `hidden` (tokens x `dim`, row-major).
+pub(crate) fn mean_pool(hidden: &[f32], dim: usize) -> Vec<f32> {
+    let mut pooled = vec![0f32; dim];
+    let mut count = 0f32;
+    for row in hidden.chunks_exact(dim) {
+        count += 1.0;
+        pooled.iter_mut().zip(row).for_each(|(p, &x)| *p += x);
+    }
+    if count > 0.0 {
+        pooled.iter_mut().for_each(|p| *p /= count);
+    }
+    pooled
 }
 
 /// A packed model opened by [`Embedder::open_packed`], to be built. It knows which word rows a
@@ -301,45 +305,39 @@ impl PendingEmbedder {
         self.pack.words.file_name(shard)
     }
 
-    /// Decodes the weights, reads and optimises the graph: the slow part of start-up.
+    /// Decodes the weights into the encoder: the slow part of start-up.
     pub fn build(self) -> Result<Embedder> {
-        let mut embedder = self.build_plain()?;
-        embedder.optimize()?;
-        Ok(embedder)
-    }
-
-    /// Decodes the weights and reads the graph, leaving tract's optimisation for later
-    /// ([`Embedder::optimize`]): a browser's first question is embedded without waiting for
-    /// it, more slowly (measured in BENCHMARKS.md), and the graph is optimised once the
-    /// reader has results.
-    pub fn build_plain(self) -> Result<Embedder> {
         let PendingEmbedder {
             manifest,
             pack,
             tokenizer,
             counter,
         } = self;
-        // Decluttered when packed: only tract's optimisation is left to run.
         let packed = pack.into_model()?;
-        if packed.graph.inputs.len() != 4 {
-            return Err(Error::Model(
-                "the packed graph does not take the manifest's word rows".into(),
-            ));
+        if packed.encoder.hidden != manifest.dimensions {
+            return Err(Error::Dimensions {
+                got: packed.encoder.hidden,
+                expected: manifest.dimensions,
+            });
         }
-        Embedder::finish(
-            &manifest,
-            packed.graph,
-            false,
-            Some(packed.words),
-            tokenizer,
-            counter,
-        )
+        if packed.encoder.max_positions() < manifest.max_tokens {
+            return Err(Error::Model(format!(
+                "the packed model reads {} tokens, the manifest says {}",
+                packed.encoder.max_positions(),
+                manifest.max_tokens
+            )));
+        }
+        let backend = Backend::Packed {
+            encoder: packed.encoder,
+            words: packed.words,
+        };
+        Embedder::finish(&manifest, backend, tokenizer, counter)
     }
 }
 
 /// The tokenizer, truncating at `max_tokens` without padding (batch 1 needs none), and the same
 /// vocabulary without truncation, to count a text's full length.
-fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenizer)> {
+pub(crate) fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenizer)> {
     let mut counter = Tokenizer::from_bytes(json).map_err(tok_err)?;
     counter.with_padding(None);
     counter.with_truncation(None).map_err(tok_err)?;

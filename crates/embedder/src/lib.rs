@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod embed;
+mod encoder;
 mod error;
 mod manifest;
 mod pack;

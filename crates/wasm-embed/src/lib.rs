@@ -76,18 +76,6 @@ impl WasmEmbedder {
         self.inner.add_word_rows(shard as usize, file).map_err(js)
     }
 
-    /// Optimises the graph of an embedder built with `buildPlain` (a few hundred milliseconds
-    /// in a browser; each embedding is faster after).
-    pub fn optimize(&mut self) -> Result<(), JsError> {
-        self.inner.optimize().map_err(js)
-    }
-
-    /// Whether the graph is optimised.
-    #[wasm_bindgen(getter)]
-    pub fn optimized(&self) -> bool {
-        self.inner.is_optimized()
-    }
-
     /// A unit-length embedding of `text` (its word rows held: `rowsMissing` is empty).
     pub fn embed(&self, text: &str) -> Result<Vec<f32>, JsError> {
         self.inner.embed(text).map_err(js)
@@ -115,20 +103,10 @@ impl WasmPendingEmbedder {
         self.inner.word_rows_file(shard as usize)
     }
 
-    /// Decodes the weights and prepares the graph (this object is used up).
+    /// Decodes the weights into the encoder (this object is used up).
     pub fn build(self) -> Result<WasmEmbedder, JsError> {
         self.inner
             .build()
-            .map(|inner| WasmEmbedder { inner })
-            .map_err(js)
-    }
-
-    /// As `build`, leaving the graph's optimisation for `WasmEmbedder.optimize`: the first
-    /// question is embedded sooner, more slowly.
-    #[wasm_bindgen(js_name = buildPlain)]
-    pub fn build_plain(self) -> Result<WasmEmbedder, JsError> {
-        self.inner
-            .build_plain()
             .map(|inner| WasmEmbedder { inner })
             .map_err(js)
     }

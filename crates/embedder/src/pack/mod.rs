@@ -6,28 +6,23 @@
 //! a row of an embedding table), with one f16 scale per group chosen to minimise the squared
 //! error. What it costs in query quality is measured in BENCHMARKS.md ("Model size").
 //!
-//! The file holds the graph as tract leaves it after type analysis and decluttering, in
-//! NNEF's text form, so loading skips those steps (most of the start-up in a browser); its
-//! tensors are the packed weights' codes (decoded to int8, to their scales, or to the f32
-//! values the decluttered graph folded them into, each checked bit for bit when packing) and
-//! the few small others as they are. The word-embedding table is not in the graph: the graph
-//! starts after its lookup, and the table is stored in shards of rows (`words`), which a
-//! website publishes as files of their own ([`split_packed`]). The tokenizer travels in the
-//! pack too, compact ([`PackedTokenizer`]): a browser fetches one file fewer, and a third
-//! fewer bytes than `tokenizer.json`.
+//! The file holds the encoder's parameters by role (`EncoderSpec`: which weight is layer 3's
+//! query, its bias, its norms), which Lantern's own code runs ([`crate::encoder`]), and the
+//! few small tensors as they are. The word-embedding table is apart: the embedder looks its
+//! rows up, and the table is stored in shards of rows (`words`), which a website publishes as
+//! files of their own ([`split_packed`]). The tokenizer travels in the pack too, compact
+//! ([`PackedTokenizer`]): a browser fetches one file fewer, and a third fewer bytes than
+//! `tokenizer.json`.
 //!
 //! File layout: `magic "LANTERNM" | format version u32 LE | postcard payload`.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
-use tract_nnef::ast::parse::parse_document;
-use tract_nnef::ast::{Identifier, ProtoModel};
-use tract_nnef::prelude::*;
 
 pub use lantern_engine::PackSpec;
 
+use crate::encoder::{Encoder, Layer, Linear, Norm};
 use crate::error::{Error, Result};
 
 mod words;
@@ -39,20 +34,18 @@ pub use write::pack;
 
 const MAGIC: &[u8; 8] = b"LANTERNM";
 /// The packed-model format this build reads and writes.
-pub const PACK_VERSION: u32 = 4;
+pub const PACK_VERSION: u32 = 5;
 /// Largest tensor accepted from a packed file: a damaged one cannot ask for absurd allocations.
 const MAX_VALUES: usize = 64 << 20;
 
 #[derive(Serialize, Deserialize)]
 struct Packed {
     spec: PackSpec,
-    /// The decluttered graph in NNEF's text form (`graph.nnef`).
-    graph: String,
-    /// The quantized weights the graph's tensors are decoded from.
+    /// The quantized weights of the encoder's layers and position table.
     weights: Vec<Weights>,
-    /// The graph's tensors, in label order.
-    tensors: Vec<GraphTensor>,
-    /// The word-embedding table the graph's `word_rows` input is looked up in.
+    /// What each weight is, and the small tensors.
+    encoder: EncoderSpec,
+    /// The word-embedding table, looked up by the embedder.
     words: words::WordTable,
     /// The tokenizer the model reads with.
     tokenizer: PackedTokenizer,
@@ -117,14 +110,51 @@ impl PackedTokenizer {
 /// A file to publish: its name and bytes.
 pub type NamedFile = (String, Vec<u8>);
 
-/// A packed model read: the graph and the word rows it is fed.
-#[derive(Debug)]
+/// A packed model read: its encoder and the word rows it is fed.
 pub struct PackedModel {
-    /// The decluttered graph; its inputs are the token ids, the attention mask, the token
-    /// types and the ids' word-embedding rows.
-    pub graph: TypedModel,
+    pub(crate) encoder: Encoder,
     /// The word-embedding rows held, and where the others are.
     pub words: WordRows,
+}
+
+/// A BERT encoder's parameters, by role.
+#[derive(Serialize, Deserialize)]
+struct EncoderSpec {
+    heads: u32,
+    /// The layer norms' epsilon.
+    eps: f32,
+    /// The position table: a weight with one scale per row.
+    positions: u32,
+    /// One row per token type.
+    token_types: Vec<f32>,
+    /// The norm applied to the embeddings.
+    norm: NormSpec,
+    layers: Vec<LayerSpec>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct NormSpec {
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LinearSpec {
+    /// A weight with one scale per column: inputs are its rows, outputs its columns.
+    weight: u32,
+    bias: Vec<f32>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LayerSpec {
+    query: LinearSpec,
+    key: LinearSpec,
+    value: LinearSpec,
+    output: LinearSpec,
+    norm1: NormSpec,
+    up: LinearSpec,
+    down: LinearSpec,
+    norm2: NormSpec,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -139,69 +169,6 @@ struct Weights {
     codes: Vec<u8>,
     /// f16 bits, one per group.
     scales: Vec<u16>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct GraphTensor {
-    /// The label the graph names it by.
-    label: String,
-    shape: Vec<u32>,
-    data: TensorData,
-}
-
-#[derive(Serialize, Deserialize)]
-enum TensorData {
-    /// Decoded from `Packed::weights[index]`.
-    Weights { index: u32, form: Form },
-    /// Kept as is: the values, little-endian.
-    Literal {
-        dtype: Dtype,
-        #[serde(with = "serde_bytes")]
-        bytes: Vec<u8>,
-    },
-}
-
-/// What of a decoded weight a tensor is.
-#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash, Debug)]
-enum Form {
-    /// The int8 values (an embedding table, looked up before it is scaled).
-    Int8,
-    /// The f32 scale of each row or column.
-    Scales,
-    /// int8 times scale, as f32: what decluttering folds a layer's weights into.
-    Values,
-}
-
-#[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Debug)]
-enum Dtype {
-    F32,
-    I64,
-    I32,
-    I8,
-    U8,
-    Bool,
-}
-
-impl Dtype {
-    #[cfg(feature = "onnx")]
-    fn of(dt: DatumType) -> Option<Dtype> {
-        Some(match dt {
-            DatumType::F32 => Dtype::F32,
-            DatumType::I64 => Dtype::I64,
-            DatumType::I32 => Dtype::I32,
-            DatumType::I8 => Dtype::I8,
-            DatumType::U8 => Dtype::U8,
-            DatumType::Bool => Dtype::Bool,
-            _ => return None,
-        })
-    }
-    fn size(self) -> usize {
-        match self {
-            Dtype::F32 | Dtype::I32 => 4,
-            Dtype::I64 => 8,
-            Dtype::I8 | Dtype::U8 | Dtype::Bool => 1,
-        }
-    }
 }
 
 /// A weight decoded back to int8 with one f32 scale per row or column.
@@ -398,111 +365,73 @@ pub fn open_packed(bytes: &[u8]) -> Result<OpenedPack> {
     })
 }
 
-/// Reads a packed model into the graph the embedder optimises (decluttered, inputs fixed) and
-/// the word rows it holds.
+/// Reads a packed model: its encoder, ready to run, and the word rows it holds.
 pub fn read_packed(bytes: &[u8]) -> Result<PackedModel> {
     open_packed(bytes)?.into_model()
 }
 
 impl OpenedPack {
-    /// Decodes the weights and reads the graph.
+    /// Decodes the weights into the encoder.
     pub fn into_model(self) -> Result<PackedModel> {
-        let bad = |m: String| Err(model_err(format!("packed model: {m}")));
         let OpenedPack { packed, words, .. } = self;
-        let spec = packed.spec;
-        let mut decoded: Vec<Option<Decoded>> = packed.weights.iter().map(|_| None).collect();
-        let mut tensors = HashMap::with_capacity(packed.tensors.len());
-        // Each weight gives each form to one tensor at most: what is allocated stays in
-        // proportion to the file, however many tensors a damaged one names.
-        let mut given = std::collections::HashSet::new();
-        for t in &packed.tensors {
-            let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
-            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-            let Some(n) = n.filter(|&n| n <= MAX_VALUES) else {
-                return bad(format!("{}: shape {:?} is out of bounds", t.label, t.shape));
-            };
-            let tensor = match &t.data {
-                TensorData::Weights { index, form } => {
-                    let i = *index as usize;
-                    let Some(w) = packed.weights.get(i) else {
-                        return bad(format!("{}: no weight {i}", t.label));
-                    };
-                    if !given.insert((i, *form)) {
-                        return bad(format!("{}: weight {i} is used twice", t.label));
-                    }
-                    if decoded[i].is_none() {
-                        decoded[i] = Some(decode(w, spec)?);
-                    }
-                    let d = decoded[i].as_ref().expect("decoded above");
-                    let len = if *form == Form::Scales {
-                        d.scale.len()
-                    } else {
-                        d.q.len()
-                    };
-                    if len != n {
-                        return bad(format!(
-                            "{}: shape {:?} does not match its weight",
-                            t.label, t.shape
-                        ));
-                    }
-                    match form {
-                        Form::Int8 => tensor_of(&shape, d.q.clone()),
-                        Form::Scales => tensor_of(&shape, d.scale.clone()),
-                        Form::Values => tensor_of(&shape, d.values()),
-                    }
-                }
-                TensorData::Literal { dtype, bytes } => {
-                    if bytes.len() != n * dtype.size() {
-                        return bad(format!(
-                            "{}: {} bytes for shape {:?}",
-                            t.label,
-                            bytes.len(),
-                            t.shape
-                        ));
-                    }
-                    literal_tensor(&shape, *dtype, bytes)
-                }
-            }?;
-            tensors.insert(Identifier(t.label.clone()), Arc::new(tensor));
+        let (spec, e) = (packed.spec, &packed.encoder);
+        // Each weight serves one role at most: what is decoded stays in proportion to the
+        // file, however many roles a damaged one names.
+        let mut used = HashSet::new();
+        let mut weight = |i: u32, per_column: bool| -> Result<Decoded> {
+            let w = packed
+                .weights
+                .get(i as usize)
+                .ok_or_else(|| model_err(format!("packed model: no weight {i}")))?;
+            if !used.insert(i) {
+                return Err(model_err(format!("packed model: weight {i} is used twice")));
+            }
+            if w.per_column != per_column {
+                return Err(model_err(format!(
+                    "packed model: weight {i} is not scaled as its role needs"
+                )));
+            }
+            decode(w, spec)
+        };
+        let mut linear = |l: &LinearSpec| -> Result<Linear> {
+            let d = weight(l.weight, true)?;
+            let rows = d.q.len() / d.cols;
+            Linear::new(&d.q, d.scale, l.bias.clone(), rows)
+        };
+        let norm = |n: &NormSpec| Norm {
+            gamma: n.gamma.clone(),
+            beta: n.beta.clone(),
+        };
+        let mut layers = Vec::with_capacity(e.layers.len());
+        for l in &e.layers {
+            layers.push(Layer {
+                query: linear(&l.query)?,
+                key: linear(&l.key)?,
+                value: linear(&l.value)?,
+                output: linear(&l.output)?,
+                norm1: norm(&l.norm1),
+                up: linear(&l.up)?,
+                down: linear(&l.down)?,
+                norm2: norm(&l.norm2),
+            });
         }
-        drop(decoded);
-        let doc = match parse_document(&packed.graph) {
-            Ok(d) => d,
-            Err(e) => return bad(format!("its graph does not parse ({e})")),
+        let positions = weight(e.positions, false)?.values();
+        let encoder = Encoder {
+            hidden: e.norm.gamma.len(),
+            heads: e.heads as usize,
+            eps: e.eps,
+            positions,
+            token_types: e.token_types.clone(),
+            norm: norm(&e.norm),
+            layers,
         };
-        let proto = ProtoModel {
-            doc,
-            tensors,
-            quantization: None,
-            resources: HashMap::new(),
-        };
-        let graph = tract_nnef::nnef()
-            .model_for_proto_model(&proto)
-            .map_err(|e| model_err(format!("packed model: {e:#}")))?;
-        Ok(PackedModel { graph, words })
-    }
-}
-
-fn tensor_of<T: Datum>(shape: &[usize], data: Vec<T>) -> Result<Tensor> {
-    tract_ndarray::ArrayD::from_shape_vec(shape, data)
-        .map(Tensor::from)
-        .map_err(|e| model_err(format!("packed model: {e}")))
-}
-
-fn literal_tensor(shape: &[usize], dtype: Dtype, bytes: &[u8]) -> Result<Tensor> {
-    fn le<const N: usize, T>(bytes: &[u8], f: fn([u8; N]) -> T) -> Vec<T> {
-        bytes
-            .chunks_exact(N)
-            .map(|c| f(c.try_into().expect("chunks of N")))
-            .collect()
-    }
-    match dtype {
-        Dtype::F32 => tensor_of(shape, le(bytes, f32::from_le_bytes)),
-        Dtype::I64 => tensor_of(shape, le(bytes, i64::from_le_bytes)),
-        Dtype::I32 => tensor_of(shape, le(bytes, i32::from_le_bytes)),
-        Dtype::I8 => tensor_of(shape, bytes.iter().map(|&b| b as i8).collect()),
-        Dtype::U8 => tensor_of(shape, bytes.to_vec()),
-        Dtype::Bool => tensor_of(shape, bytes.iter().map(|&b| b != 0).collect()),
+        encoder.check()?;
+        if words.cols() != encoder.hidden {
+            return Err(model_err(
+                "packed model: its word rows are not as wide as its encoder",
+            ));
+        }
+        Ok(PackedModel { encoder, words })
     }
 }
 
@@ -527,18 +456,53 @@ mod tests {
         words::shard(&w, SPEC).unwrap()
     }
 
-    /// One 4 x 64 weight (per column) and a graph that names one tensor.
-    fn small(data: TensorData, shape: Vec<u32>, graph: &str) -> Packed {
-        let w = write::quantize(&[3; 256], &[0.5; 64], 4, 64, true, 4, 32);
+    /// A weight of `rows` x `cols`, scaled per column, values small and varied.
+    fn weight(rows: usize, cols: usize, seed: usize) -> Weights {
+        let q: Vec<i8> = (0..rows * cols)
+            .map(|i| (((i + seed) * 37 % 255) as i32 - 127) as i8)
+            .collect();
+        write::quantize(&q, &vec![0.002; cols], rows, cols, true, 4, 32)
+    }
+
+    fn norm(h: usize) -> NormSpec {
+        NormSpec {
+            gamma: vec![1.0; h],
+            beta: vec![0.0; h],
+        }
+    }
+
+    /// A one-layer encoder 64 wide (two heads), eight positions, over the word table above.
+    fn tiny() -> Packed {
+        let h = 64;
+        let linear = |weight, bias: f32| LinearSpec {
+            weight,
+            bias: vec![bias; if weight == 4 { 2 * h } else { h }],
+        };
+        let mut weights: Vec<Weights> = (0..4).map(|i| weight(h, h, i)).collect();
+        weights.push(weight(h, 2 * h, 4));
+        weights.push(weight(2 * h, h, 5));
+        let positions: Vec<i8> = (0..8 * h).map(|i| (i % 7) as i8).collect();
+        weights.push(write::quantize(&positions, &[0.1; 8], 8, h, false, 3, 32));
         Packed {
             spec: SPEC,
-            graph: graph.into(),
-            weights: vec![w],
-            tensors: vec![GraphTensor {
-                label: "w".into(),
-                shape,
-                data,
-            }],
+            weights,
+            encoder: EncoderSpec {
+                heads: 2,
+                eps: 1e-12,
+                positions: 6,
+                token_types: vec![0.01; 2 * h],
+                norm: norm(h),
+                layers: vec![LayerSpec {
+                    query: linear(0, 0.1),
+                    key: linear(1, -0.1),
+                    value: linear(2, 0.0),
+                    output: linear(3, 0.2),
+                    norm1: norm(h),
+                    up: linear(4, 0.0),
+                    down: linear(5, 0.0),
+                    norm2: norm(h),
+                }],
+            },
             words: table(),
             tokenizer: PackedTokenizer::new(TOKENIZER).unwrap(),
         }
@@ -571,11 +535,7 @@ mod tests {
 
     #[test]
     fn word_rows_come_from_their_shards_checked_and_decoded_as_the_whole_table() {
-        let values = TensorData::Weights {
-            index: 0,
-            form: Form::Values,
-        };
-        let whole = file(&small(values, vec![4, 64], GRAPH));
+        let whole = file(&tiny());
         let full = read_packed(&whole).unwrap().words;
         let (head, files) = split_packed(&whole).unwrap();
         assert!(head.len() + 1000 < whole.len(), "the rows left the pack");
@@ -613,61 +573,79 @@ mod tests {
         assert!(words.add(9, &files[0].1).is_err());
     }
 
-    const GRAPH: &str = "version 1.0;\ngraph g(x) -> (y) {\n  x = external<scalar>(shape = [4, 64]);\n  w = variable<scalar>(label = \"w\", shape = [4, 64]);\n  y = add(x, w);\n}\n";
-
     fn err(p: &Packed) -> String {
-        read_packed(&file(p)).unwrap_err().to_string()
+        match read_packed(&file(p)) {
+            Ok(_) => panic!("read"),
+            Err(e) => e.to_string(),
+        }
     }
 
     #[test]
-    fn a_small_packed_graph_reads_and_runs() {
-        let values = TensorData::Weights {
-            index: 0,
-            form: Form::Values,
-        };
-        let model = read_packed(&file(&small(values, vec![4, 64], GRAPH))).unwrap();
-        let plan = model
-            .graph
-            .into_optimized()
-            .unwrap()
-            .into_runnable()
-            .unwrap();
-        let x = Tensor::from(tract_ndarray::Array2::<f32>::zeros((4, 64)));
-        let y = plan.run(tvec!(x.into())).unwrap();
-        // 3 x 0.5 packed in 4 bits with an f16 scale per group, back through int8.
-        let y = y[0].to_plain_array_view::<f32>().unwrap();
-        assert!(y.iter().all(|&v| (v - 1.5).abs() < 2e-3), "{y:?}");
+    fn a_small_packed_encoder_reads_and_runs() {
+        let model = read_packed(&file(&tiny())).unwrap();
+        assert_eq!(model.encoder.max_positions(), 8);
+        let rows = model.words.lookup(&[1, 70, 99]).unwrap();
+        let out = model.encoder.run(&rows, &[0, 0, 0]).unwrap();
+        assert_eq!(out.len(), 3 * 64);
+        assert!(out.iter().all(|v| v.is_finite()));
+        // The last step is a layer norm with unit gain and no bias: each row has mean 0.
+        for row in out.chunks(64) {
+            assert!(row.iter().sum::<f32>().abs() < 1e-3, "{row:?}");
+        }
+        // Different words, different states; more tokens than positions, a clear error.
+        assert_ne!(out[..64], out[64..128]);
+        let nine = model.words.lookup(&[1; 9]).unwrap();
+        assert!(model
+            .encoder
+            .run(&nine, &[0; 9])
+            .unwrap_err()
+            .to_string()
+            .contains("reads 8"));
+        assert!(model.encoder.run(&rows, &[0, 5, 0]).is_err());
     }
 
     #[test]
     fn inconsistent_packed_files_are_clear_errors() {
-        let values = |index| TensorData::Weights {
-            index,
-            form: Form::Values,
-        };
-        assert!(err(&small(values(1), vec![4, 64], GRAPH)).contains("no weight 1"));
-        let mut twice = small(values(0), vec![4, 64], GRAPH);
-        twice.tensors.push(GraphTensor {
-            label: "v".into(),
-            shape: vec![4, 64],
-            data: values(0),
-        });
-        assert!(err(&twice).contains("used twice"));
-        assert!(err(&small(values(0), vec![4, 65], GRAPH)).contains("does not match its weight"));
+        let mut p = tiny();
+        p.encoder.layers[0].key.weight = 9;
+        assert!(err(&p).contains("no weight 9"));
+        let mut p = tiny();
+        p.encoder.layers[0].key.weight = 0;
+        assert!(err(&p).contains("used twice"));
+        let mut p = tiny();
+        p.encoder.positions = 5;
+        assert!(err(&p).contains("used twice") || err(&p).contains("scaled"));
+        let mut p = tiny();
+        p.encoder.layers[0].up.bias.pop();
+        assert!(err(&p).contains("cannot run"));
+        let mut p = tiny();
+        p.encoder.layers[0].norm2.beta.pop();
+        assert!(err(&p).contains("do not chain"));
+        let mut p = tiny();
+        p.encoder.norm.beta.push(1.0);
+        assert!(err(&p).contains("norm"));
+        let mut p = tiny();
+        p.encoder.heads = 5;
+        assert!(err(&p).contains("heads"));
+        let mut p = tiny();
+        p.encoder.layers[0].down.weight = 4;
+        p.encoder.layers[0].up.weight = 5;
+        assert!(err(&p).contains("cannot run") || err(&p).contains("chain"));
         // An absurd shape is refused before anything is allocated for it.
-        let huge = vec![1 << 31, 1 << 31, 1 << 31];
-        assert!(err(&small(values(0), huge, GRAPH)).contains("out of bounds"));
-        let short = TensorData::Literal {
-            dtype: Dtype::F32,
-            bytes: vec![0; 10],
-        };
-        assert!(err(&small(short, vec![4, 64], GRAPH)).contains("10 bytes"));
-        assert!(err(&small(values(0), vec![4, 64], "graph {")).contains("does not parse"));
-        let mut p = small(values(0), vec![4, 64], GRAPH);
+        let mut p = tiny();
+        p.weights[0].rows = 1 << 31;
+        p.weights[0].cols = 1 << 31;
+        assert!(err(&p).contains("out of bounds"));
+        let mut p = tiny();
         p.weights[0].codes.truncate(5);
         assert!(err(&p).contains("sizes do not match"));
-        let mut p = small(values(0), vec![4, 64], GRAPH);
+        let mut p = tiny();
         p.weights[0].scales[0] = half::f16::INFINITY.to_bits();
         assert!(err(&p).contains("not finite"));
+        // Truncated anywhere: an error, never a panic.
+        let whole = file(&tiny());
+        for cut in [12, 100, whole.len() / 2, whole.len() - 1] {
+            assert!(read_packed(&whole[..cut]).is_err(), "cut at {cut}");
+        }
     }
 }

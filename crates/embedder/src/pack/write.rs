@@ -1,5 +1,6 @@
 //! Packing (at the site's build, from the prepared ONNX model): the weights quantized in
-//! groups, the graph prepared by tract and its tensors matched bit for bit to those weights.
+//! groups, the encoder's parts found by role in the ONNX graph, and the result checked
+//! against tract's run of the same weights.
 
 use std::collections::HashMap;
 
@@ -7,15 +8,26 @@ use prost::Message;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 
-use tract_nnef::tract_core::internal::{bail, ensure};
-use tract_nnef::tract_core::ops::array::{Gather, Slice};
-use tract_nnef::tract_core::ops::konst::Const;
-
 use super::{
-    decode, model_err, serialize, words, Decoded, Dtype, Form, GraphTensor, PackSpec, Packed,
-    PackedTokenizer, TensorData, Weights,
+    decode, model_err, serialize, words, EncoderSpec, LayerSpec, LinearSpec, NormSpec, PackSpec,
+    Packed, PackedTokenizer, Weights,
 };
 use crate::error::Result;
+
+/// Texts the packed encoder is checked on against tract (short questions to a long passage).
+const PROBES: [&str; 4] = [
+    "how do I keep search working offline?",
+    "Ownership rules: each value has an owner, and there can only be one owner at a time.",
+    "ValueError raised when the request body is not valid JSON, with a 422 status code",
+    "A long passage, to reach far positions: the indexer reads markdown and built HTML, cuts \
+     chunks at headings so none straddles two sections, embeds each chunk, and writes a \
+     bundle of vectors, postings and text that browsers search without any server at all; \
+     rebuilds only embed what changed since the last build, which CI runs on every deploy.",
+];
+/// Least cosine between the packed encoder's vector and tract's, per probe. What the integer
+/// products cost is far below it (measured in BENCHMARKS.md); a part read in the wrong role
+/// is far above it.
+const MIN_COSINE: f32 = 0.9999;
 
 /// ONNX data types used here.
 const FLOAT: i32 = 1;
@@ -164,68 +176,12 @@ pub(super) fn quantize(
     }
 }
 
-/// A tensor's values in memory.
-fn slice<T: Datum>(t: &Tensor) -> TractResult<&[T]> {
-    t.try_as_plain_ram()?.as_slice::<T>()
-}
-
-fn same_bits(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-}
-
-/// Which decoded weight, in which form, a tensor of the decluttered graph is, bit for bit.
-fn find(t: &Tensor, decoded: &[Decoded], values: &mut [Option<Vec<f32>>]) -> Option<(u32, Form)> {
-    let n = t.len();
-    for (i, d) in decoded.iter().enumerate() {
-        let hit = match t.datum_type() {
-            DatumType::I8 => {
-                (d.q.len() == n && slice::<i8>(t).ok()? == d.q.as_slice()).then_some(Form::Int8)
-            }
-            DatumType::F32 => {
-                let x = slice::<f32>(t).ok()?;
-                if same_bits(x, &d.scale) {
-                    Some(Form::Scales)
-                } else if d.q.len() == n
-                    && same_bits(x, values[i].get_or_insert_with(|| d.values()))
-                {
-                    Some(Form::Values)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        if let Some(form) = hit {
-            return Some((i as u32, form));
-        }
-    }
-    None
-}
-
-fn literal(label: &str, t: &Tensor) -> Result<TensorData> {
-    let dtype = Dtype::of(t.datum_type()).ok_or_else(|| {
-        model_err(format!(
-            "tensor {label} of type {:?} cannot be packed",
-            t.datum_type()
-        ))
-    })?;
-    let bytes = match dtype {
-        Dtype::F32 => slice::<f32>(t).map(|x| x.iter().flat_map(|v| v.to_le_bytes()).collect()),
-        Dtype::I64 => slice::<i64>(t).map(|x| x.iter().flat_map(|v| v.to_le_bytes()).collect()),
-        Dtype::I32 => slice::<i32>(t).map(|x| x.iter().flat_map(|v| v.to_le_bytes()).collect()),
-        Dtype::I8 => slice::<i8>(t).map(|x| x.iter().map(|&v| v as u8).collect()),
-        Dtype::U8 => slice::<u8>(t).map(|x| x.to_vec()),
-        Dtype::Bool => slice::<bool>(t).map(|x| x.iter().map(|&v| v as u8).collect()),
-    }
-    .map_err(|e| model_err(format!("tensor {label}: {e}")))?;
-    Ok(TensorData::Literal { dtype, bytes })
-}
-
 /// Packs a prepared ONNX model: every int8 tensor `X_q` with a per-row or per-column f32 scale
-/// `X_scale` beside it is quantized; the graph, with those weights decoded, is analysed and
-/// decluttered by tract and stored in that form. Tables looked up by position keep only the
-/// rows of the first `max_tokens` positions (the most the embedder feeds the model). The
-/// tokenizer (`tokenizer.json`, as prepared) is packed with it.
+/// `X_scale` beside it is quantized; the encoder's parts are found by their role in the graph
+/// (a BERT encoder: named biases and norms, the products that feed them). Position tables
+/// keep the rows of the first `max_tokens` positions (the most the embedder feeds the model).
+/// The tokenizer (`tokenizer.json`, as prepared) is packed with it. The packed encoder is
+/// checked against tract's run of the ONNX graph with the same (decoded) weights.
 pub fn pack(
     onnx: &[u8],
     tokenizer_json: &[u8],
@@ -243,10 +199,11 @@ pub fn pack(
         .as_mut()
         .ok_or_else(|| model_err("the ONNX model has no graph"))?;
     let index = initializers(graph);
-    let mut weights = Vec::new();
+    // Quantized weights by base name (`X` of `X_q`).
+    let mut weights: HashMap<String, Weights> = HashMap::new();
     for qi in 0..graph.initializer.len() {
         let t = &graph.initializer[qi];
-        let Some(base) = t.name.strip_suffix("_q") else {
+        let Some(base) = t.name.strip_suffix("_q").map(str::to_string) else {
             continue;
         };
         let Some(&si) = index.get(&format!("{base}_scale")) else {
@@ -283,233 +240,342 @@ pub fn pack(
             nbits,
             spec.group as usize,
         );
-        weights.push((qi, si, w));
+        // The graph as readers will decode it, for the check against tract.
+        let d = decode(&w, spec)?;
+        let t = &mut graph.initializer[qi];
+        clear(t);
+        t.raw_data = d.q.iter().map(|&v| v as u8).collect();
+        let s = &mut graph.initializer[si];
+        clear(s);
+        s.raw_data = d.scale.iter().flat_map(|v| v.to_le_bytes()).collect();
+        weights.insert(base, w);
     }
     if weights.is_empty() {
         return Err(model_err("no int8 weights with a scale found to pack"));
     }
-    // The word-embedding table: the tallest table looked up by row.
-    let words_at = weights
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, _, w))| !w.per_column)
-        .max_by_key(|(_, (_, _, w))| w.rows)
-        .map(|(i, _)| i)
-        .ok_or_else(|| model_err("no word-embedding table found to pack"))?;
-    // The graph with the weights as readers will decode them, prepared by tract.
-    let mut decoded = Vec::with_capacity(weights.len());
-    for (qi, si, w) in &weights {
-        let d = decode(w, spec)?;
-        let (q, s) = (
-            &mut graph.initializer[*qi],
-            d.q.iter().map(|&v| v as u8).collect(),
-        );
-        clear(q);
-        q.raw_data = s;
-        let s = &mut graph.initializer[*si];
-        clear(s);
-        s.raw_data = d.scale.iter().flat_map(|v| v.to_le_bytes()).collect();
-        decoded.push(d);
-    }
-    let mut net = crate::embed::onnx_loader()
-        .model_for_proto_model(&model)
-        .map_err(|e| model_err(format!("{e:#}")))?;
-    crate::embed::fix_inputs(&mut net)?;
-    let mut typed = net
-        .into_typed()
-        .and_then(|m| m.into_decluttered())
-        .map_err(|e| model_err(format!("{e:#}")))?;
-    cut_word_lookup(&mut typed, &decoded[words_at])
-        .map_err(|e| model_err(format!("cutting the word lookup out of the graph: {e:#}")))?;
-    trim_positions(&mut typed, &mut weights, &mut decoded, spec, max_tokens)
-        .map_err(|e| model_err(format!("trimming the position tables: {e:#}")))?;
-    let words = words::shard(&weights.remove(words_at).2, spec)?;
-    decoded.remove(words_at);
-    let nnef = tract_nnef::nnef();
-    let proto = tract_nnef::ser::to_proto_model(&nnef, &typed)
-        .map_err(|e| model_err(format!("the prepared graph as NNEF: {e:#}")))?;
-    if proto.quantization.as_ref().is_some_and(|q| !q.is_empty()) || !proto.resources.is_empty() {
-        return Err(model_err(
-            "the prepared graph has parts packing does not keep",
-        ));
-    }
-    let mut text = Vec::new();
-    tract_nnef::ast::dump::Dumper::new(&nnef, &mut text)
-        .document(&proto.doc)
-        .map_err(|e| model_err(format!("{e:#}")))?;
-    let graph = String::from_utf8(text).map_err(|e| model_err(e.to_string()))?;
-    let mut labels: Vec<_> = proto.tensors.keys().collect();
-    labels.sort();
-    let mut values = vec![None; decoded.len()];
-    let mut tensors = Vec::with_capacity(labels.len());
-    for label in labels {
-        let t = &proto.tensors[label];
-        let data = match find(t, &decoded, &mut values) {
-            Some((index, form)) => TensorData::Weights { index, form },
-            None => literal(&label.0, t)?,
-        };
-        tensors.push(GraphTensor {
-            label: label.0.clone(),
-            shape: t.shape().iter().map(|&d| d as u32).collect(),
-            data,
+    let found = find_encoder(graph).map_err(|m| model_err(format!("packing the encoder: {m}")))?;
+    let words = weights
+        .get(&found.words)
+        .ok_or_else(|| model_err("the word-embedding table is not quantized"))?;
+    let words = words::shard(words, spec)?;
+    // The weights in the order the encoder names them.
+    let mut kept = Vec::new();
+    let mut take = |base: &str| -> Result<u32> {
+        let w = weights
+            .remove(base)
+            .ok_or_else(|| model_err(format!("{base} is not a quantized weight, or used twice")))?;
+        kept.push(w);
+        Ok(kept.len() as u32 - 1)
+    };
+    let mut linear = |(base, bias): &Product| -> Result<LinearSpec> {
+        Ok(LinearSpec {
+            weight: take(base)?,
+            bias: bias.clone(),
+        })
+    };
+    let mut layers = Vec::with_capacity(found.layers.len());
+    for l in &found.layers {
+        layers.push(LayerSpec {
+            query: linear(&l.linears[0])?,
+            key: linear(&l.linears[1])?,
+            value: linear(&l.linears[2])?,
+            output: linear(&l.linears[3])?,
+            norm1: l.norm1.clone(),
+            up: linear(&l.linears[4])?,
+            down: linear(&l.linears[5])?,
+            norm2: l.norm2.clone(),
         });
     }
+    let positions = take(&found.positions)?;
+    trim_rows(&mut kept[positions as usize], spec, max_tokens);
     let packed = Packed {
         spec,
-        graph,
-        weights: weights.into_iter().map(|(_, _, w)| w).collect(),
-        tensors,
+        weights: kept,
+        encoder: EncoderSpec {
+            heads: found.heads,
+            eps: found.eps,
+            positions,
+            token_types: found.token_types,
+            norm: found.norm,
+            layers,
+        },
         words,
         tokenizer,
     };
-    serialize(&packed)
+    let bytes = serialize(&packed)?;
+    check_encoder(&model, &bytes, tokenizer_json, max_tokens)?;
+    Ok(bytes)
 }
 
-/// Position tables keep the rows the model can read. The graph slices a constant of position
-/// ids (0, 1, ..., N-1) from 0 to the sequence length and gathers table rows by them; the
-/// tokenizer stops at `max_tokens`, so ids and table rows from there on are never read (for
-/// MiniLM, 256 of 512). Each is cut to `max_tokens` rows, with its packed weight: exact, as a
-/// weight's rows are quantized independently. A graph of another shape is left as it is.
-fn trim_positions(
-    model: &mut TypedModel,
-    weights: &mut [(usize, usize, Weights)],
-    decoded: &mut [Decoded],
-    spec: PackSpec,
-    max_tokens: usize,
-) -> TractResult<()> {
-    let ids: Vec<usize> = model
-        .nodes()
+/// A position table keeps the rows the model can read: the tokenizer stops at `max_tokens`
+/// (for MiniLM, 256 of 512). Exact, as a table's rows are quantized independently; a table
+/// whose rows do not end on whole bytes is kept as it is.
+fn trim_rows(w: &mut Weights, spec: PackSpec, max_tokens: usize) {
+    let (bits, cols) = (spec.table_bits as usize, w.cols as usize);
+    if w.per_column || w.rows as usize <= max_tokens || !(cols * bits).is_multiple_of(8) {
+        return;
+    }
+    let per_line = cols.div_ceil(spec.group as usize);
+    w.codes.truncate(max_tokens * cols * bits / 8);
+    w.scales.truncate(max_tokens * per_line);
+    w.rows = max_tokens as u32;
+}
+
+/// A product found in the graph: its weight's base name and its bias.
+type Product = (String, Vec<f32>);
+
+/// An encoder layer found in the graph: its six products (query, key, value, attention
+/// output, up, down) as (weight base name, bias), and its two norms.
+struct FoundLayer {
+    linears: Vec<Product>,
+    norm1: NormSpec,
+    norm2: NormSpec,
+}
+
+/// A BERT encoder found in an ONNX graph, by its parameters' names (as Hugging Face's exports
+/// name them) and the products that feed the named biases.
+struct FoundEncoder {
+    words: String,
+    positions: String,
+    token_types: Vec<f32>,
+    norm: NormSpec,
+    eps: f32,
+    heads: u32,
+    layers: Vec<FoundLayer>,
+}
+
+const ROLES: [&str; 6] = [
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+];
+
+fn find_encoder(graph: &pb::GraphProto) -> std::result::Result<FoundEncoder, String> {
+    let inits: HashMap<&str, &pb::TensorProto> = graph
+        .initializer
         .iter()
-        .filter(|n| {
-            n.op_as::<Const>().is_some_and(|c| {
-                let v = c.val();
-                v.datum_type() == DatumType::I64
-                    && v.rank() == 2
-                    && v.shape()[0] == 1
-                    && v.shape()[1] > max_tokens
-                    && slice::<i64>(v)
-                        .is_ok_and(|x| x.iter().enumerate().all(|(i, &p)| p == i as i64))
-            })
-        })
-        .map(|n| n.id)
+        .map(|t| (t.name.as_str(), t))
         .collect();
-    for id in ids {
-        let n = model.node(id).outputs[0].fact.shape[1].to_i64()? as usize;
-        // Every reader of the ids slices them from 0 along the positions; every reader of a
-        // slice gathers rows of a constant table with N rows.
-        let mut tables = Vec::new();
-        let mut ok = true;
-        for s in model.outlet_successors(OutletId::new(id, 0)).to_vec() {
-            let node = model.node(s.node);
-            ok &= node
-                .op_as::<Slice>()
-                .is_some_and(|op| op.axis == 1 && op.start == TDim::Val(0));
-            for g in model.outlet_successors(OutletId::new(s.node, 0)) {
-                let gather = model.node(g.node);
-                let table = gather.inputs.first().map(|o| model.node(o.node));
-                let rows = table
-                    .and_then(|t| t.op_as::<Const>())
-                    .map(|c| c.val().shape().first().copied());
-                ok &= g.slot == 1
-                    && gather.op_as::<Gather>().is_some_and(|op| op.axis == 0)
-                    && rows == Some(Some(n));
-                if let Some(t) = table {
-                    tables.push(t.id);
+    let producer: HashMap<&str, &pb::NodeProto> = graph
+        .node
+        .iter()
+        .flat_map(|n| n.output.iter().map(move |o| (o.as_str(), n)))
+        .collect();
+    let floats = |name: &str| -> Option<Vec<f32>> {
+        inits
+            .get(name)
+            .filter(|t| t.data_type == FLOAT)
+            .map(|t| f32_data(t))
+    };
+    let ending = |suffix: &str| -> Option<&str> {
+        graph
+            .initializer
+            .iter()
+            .map(|t| t.name.as_str())
+            .find(|n| n.ends_with(suffix))
+    };
+    // The quantized weight a MatMul multiplies by: Mul(Cast(X_q), X_scale).
+    let weight_of = |out: &str| -> Option<String> {
+        let mm = producer.get(out).filter(|n| n.op_type == "MatMul")?;
+        let mul = producer.get(mm.input.get(1)?.as_str())?;
+        mul.input
+            .iter()
+            .find_map(|i| {
+                i.strip_suffix("_scale")
+                    .filter(|_| inits.contains_key(i.as_str()))
+            })
+            .map(str::to_string)
+    };
+    let mut layers: Vec<[Option<Product>; 6]> = Vec::new();
+    let mut norms: Vec<[Option<NormSpec>; 2]> = Vec::new();
+    let layer_of = |name: &str| -> Option<(usize, String)> {
+        let rest = &name[name.find("encoder.layer.")? + "encoder.layer.".len()..];
+        let (l, role) = rest.split_once('.')?;
+        // A bound, so a hostile name cannot ask for a huge table of layers.
+        let l: usize = l.parse().ok().filter(|&l| l < 1000)?;
+        Some((l, role.to_string()))
+    };
+    let mut query_out = None;
+    let (mut norm, mut eps) = (None, None);
+    for n in &graph.node {
+        if n.op_type == "Add" && n.input.len() == 2 {
+            for (b, other) in [(0, 1), (1, 0)] {
+                let Some((l, role)) = layer_of(&n.input[b]) else {
+                    continue;
+                };
+                let Some(role) = role.strip_suffix(".bias") else {
+                    continue;
+                };
+                let Some(r) = ROLES.iter().position(|x| *x == role) else {
+                    continue;
+                };
+                let bias = floats(&n.input[b]).ok_or("a bias is not f32")?;
+                let w = weight_of(&n.input[other])
+                    .ok_or_else(|| format!("{} is not added to a quantized product", n.input[b]))?;
+                if l >= layers.len() {
+                    layers.resize_with(l + 1, Default::default);
                 }
+                if l == 0 && r == 0 {
+                    query_out = n.output.first().cloned();
+                }
+                layers[l][r] = Some((w, bias));
             }
         }
-        if !ok || tables.is_empty() {
-            continue;
+        if n.op_type == "LayerNormalization" && n.input.len() == 3 {
+            let gamma = floats(&n.input[1]).ok_or("a norm's gain is not f32")?;
+            let beta = floats(&n.input[2]).ok_or("a norm's bias is not f32")?;
+            let e = n
+                .attribute
+                .iter()
+                .find(|a| a.name == "epsilon")
+                .map(|a| a.f)
+                .unwrap_or(1e-5);
+            if eps.is_some_and(|x| x != e) {
+                return Err("its layer norms differ in epsilon".into());
+            }
+            eps = Some(e);
+            let spec = NormSpec { gamma, beta };
+            if n.input[1].contains("embeddings.LayerNorm") {
+                norm = Some(spec);
+            } else if let Some((l, role)) = layer_of(&n.input[1]) {
+                let slot = match role.as_str() {
+                    "attention.output.LayerNorm.weight" => 0,
+                    "output.LayerNorm.weight" => 1,
+                    _ => return Err(format!("an unknown norm {}", n.input[1])),
+                };
+                if l >= norms.len() {
+                    norms.resize_with(l + 1, Default::default);
+                }
+                norms[l][slot] = Some(spec);
+            }
         }
-        tables.sort_unstable();
-        tables.dedup();
-        let mut cut = |node: usize| -> TractResult<Arc<Tensor>> {
-            let v = model
-                .node(node)
-                .op_as::<Const>()
-                .expect("a constant")
-                .val()
-                .clone();
-            let axis = if v.rank() == 2 && v.shape()[0] == 1 {
-                1
+    }
+    if layers.is_empty() || norms.len() != layers.len() {
+        return Err("no BERT encoder layers found".into());
+    }
+    let erfs = graph.node.iter().filter(|n| n.op_type == "Erf").count();
+    if erfs != layers.len() {
+        return Err("its activation is not the exact GELU (one Erf a layer)".into());
+    }
+    // Heads: the query is reshaped to (batch, tokens, heads, head size); the size is a constant.
+    let head_size = graph
+        .node
+        .iter()
+        .find(|n| n.op_type == "Reshape" && n.input.first() == query_out.as_ref())
+        .and_then(|r| producer.get(r.input.get(1)?.as_str()))
+        .filter(|c| c.op_type == "Concat")
+        .and_then(|c| inits.get(c.input.last()?.as_str()))
+        .and_then(|t| {
+            if t.raw_data.len() == 8 {
+                Some(i64::from_le_bytes(t.raw_data[..8].try_into().ok()?))
             } else {
-                0
-            };
-            let t = Arc::new(v.slice(axis, 0, max_tokens)?);
-            model.node_mut(node).op = Box::new(Const::new(t.clone())?);
-            model.node_mut(node).outputs[0].fact = TypedFact::try_from(t.clone())?;
-            Ok(v)
+                t.int64_data.first().copied()
+            }
+        })
+        .filter(|&d| d > 0)
+        .ok_or("the attention heads' size is not found")?;
+    let hidden = norm.as_ref().ok_or("no embedding norm")?.gamma.len() as i64;
+    if hidden % head_size != 0 {
+        return Err("heads do not divide the width".into());
+    }
+    let mut found = Vec::with_capacity(layers.len());
+    for (l, (parts, [n1, n2])) in layers.into_iter().zip(norms).enumerate() {
+        let linears: Option<Vec<_>> = parts.into_iter().collect();
+        let (Some(linears), Some(norm1), Some(norm2)) = (linears, n1, n2) else {
+            return Err(format!("layer {l} is missing a part"));
         };
-        cut(id)?;
-        for table in tables {
-            let before = cut(table)?;
-            // Its packed weight, cut the same way (rows are lines of their own).
-            let Some(i) = decoded.iter().position(|d| {
-                !d.per_column
-                    && match before.datum_type() {
-                        DatumType::I8 => slice::<i8>(&before).is_ok_and(|x| x == d.q.as_slice()),
-                        DatumType::F32 => {
-                            slice::<f32>(&before).is_ok_and(|x| same_bits(x, &d.scale))
-                        }
-                        _ => false,
-                    }
-            }) else {
-                continue;
-            };
-            let w = &mut weights[i].2;
-            if w.rows as usize != n {
-                continue;
-            }
-            let bits = spec.table_bits as usize;
-            let cols = w.cols as usize;
-            if !(cols * bits).is_multiple_of(8) {
-                // Rows do not end on bytes: the cut table is kept as it is, unpacked.
-                continue;
-            }
-            let per_line = cols.div_ceil(spec.group as usize);
-            w.codes.truncate(max_tokens * cols * bits / 8);
-            w.scales.truncate(max_tokens * per_line);
-            w.rows = max_tokens as u32;
-            let d = &mut decoded[i];
-            d.q.truncate(max_tokens * cols);
-            d.scale.truncate(max_tokens);
+        found.push(FoundLayer {
+            linears,
+            norm1,
+            norm2,
+        });
+    }
+    let base = |suffix: &str| {
+        ending(&format!("{suffix}_q"))
+            .and_then(|n| n.strip_suffix("_q"))
+            .map(str::to_string)
+            .ok_or_else(|| format!("no quantized {suffix}"))
+    };
+    Ok(FoundEncoder {
+        words: base("embeddings.word_embeddings.weight")?,
+        positions: base("embeddings.position_embeddings.weight")?,
+        token_types: ending("embeddings.token_type_embeddings.weight")
+            .and_then(floats)
+            .ok_or("no token type table")?,
+        norm: norm.ok_or("no embedding norm")?,
+        eps: eps.ok_or("no layer norm")?,
+        heads: (hidden / head_size) as u32,
+        layers: found,
+    })
+}
+
+/// Runs the probes through the packed encoder and through tract on the ONNX graph with the
+/// same weights; a vector further than [`MIN_COSINE`] from tract's is an error.
+fn check_encoder(
+    model: &pb::ModelProto,
+    packed: &[u8],
+    tokenizer_json: &[u8],
+    max_tokens: usize,
+) -> Result<()> {
+    let err = |e: TractError| model_err(format!("{e:#}"));
+    let mut net = crate::embed::onnx_loader()
+        .model_for_proto_model(model)
+        .map_err(err)?;
+    crate::embed::fix_inputs(&mut net)?;
+    let plan = net
+        .into_optimized()
+        .and_then(|m| m.into_runnable())
+        .map_err(err)?;
+    let packed = super::read_packed(packed)?;
+    let (tokenizer, _) = crate::embed::tokenizers(tokenizer_json, max_tokens)?;
+    for text in PROBES {
+        let enc = tokenizer
+            .encode(text, true)
+            .map_err(|e| model_err(e.to_string()))?;
+        let n = enc.get_ids().len();
+        let tensor = |xs: &[u32]| -> Result<TValue> {
+            let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
+            Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
+                .map_err(|e| model_err(e.to_string()))?
+                .into_tensor()
+                .into())
+        };
+        let out = plan
+            .run(tvec!(
+                tensor(enc.get_ids())?,
+                tensor(enc.get_attention_mask())?,
+                tensor(enc.get_type_ids())?
+            ))
+            .map_err(err)?;
+        let reference: Vec<f32> = out[0]
+            .to_plain_array_view::<f32>()
+            .map_err(err)?
+            .iter()
+            .copied()
+            .collect();
+        let rows = packed.words.lookup(enc.get_ids())?;
+        let hidden = packed.encoder.run(&rows, enc.get_type_ids())?;
+        let dim = packed.encoder.hidden;
+        let (mut a, mut b) = (
+            crate::embed::mean_pool(&reference, dim),
+            crate::embed::mean_pool(&hidden, dim),
+        );
+        crate::embed::l2_normalize(&mut a);
+        crate::embed::l2_normalize(&mut b);
+        let cosine: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        if std::env::var_os("LANTERN_PACK_VERBOSE").is_some() {
+            eprintln!("pack check: cosine {cosine:.7} over {n} tokens");
+        }
+        // NaN fails too.
+        if cosine.is_nan() || cosine < MIN_COSINE {
+            return Err(model_err(format!(
+                "the packed encoder's vector for a probe is {cosine} from tract's (at least \
+                 {MIN_COSINE} expected): the graph is not the BERT encoder this packer reads"
+            )));
         }
     }
     Ok(())
-}
-
-/// Cuts the word-embedding lookup (`Gather` of the int8 table, `Cast`, `Mul` by the gathered
-/// row scales) out of the decluttered graph: what it computed becomes the graph's fourth
-/// input, `word_rows`, which the embedder fills from the table's shards.
-fn cut_word_lookup(model: &mut TypedModel, table: &Decoded) -> TractResult<()> {
-    let rows = table.q.len() / table.cols;
-    let is_table = |n: &TypedNode| {
-        n.op_as::<Const>().is_some_and(|c| {
-            c.val().datum_type() == DatumType::I8 && c.val().shape() == [rows, table.cols]
-        })
-    };
-    let Some(konst) = model.nodes().iter().find(|n| is_table(n)).map(|n| n.id) else {
-        bail!("the table is not a constant of the graph");
-    };
-    let next = |model: &TypedModel, node: usize, op: &str| -> TractResult<usize> {
-        let succ = model.outlet_successors(OutletId::new(node, 0));
-        match succ {
-            [one] if model.node(one.node).op.name() == op => Ok(one.node),
-            _ => bail!("{} is not followed by one {op}", model.node(node).name),
-        }
-    };
-    let gather = next(model, konst, "Gather")?;
-    let cast = next(model, gather, "Cast")?;
-    let mul = next(model, cast, "Mul")?;
-    let out = OutletId::new(mul, 0);
-    let fact = model.outlet_fact(out)?.clone();
-    ensure!(
-        fact.datum_type == DatumType::F32 && fact.rank() == 3,
-        "the looked-up rows are {fact:?}"
-    );
-    let src = model.add_source("word_rows", fact)?;
-    for inlet in model.outlet_successors(out).to_vec() {
-        model.add_edge(src, inlet)?;
-    }
-    model.compact()
 }

@@ -1,0 +1,365 @@
+//! A layer's weight times the tokens' activations, in integers: the weight as int8 with a
+//! scale per output column (what the packed model decodes to), each token's activations
+//! quantized to i16 with a scale of their own. Products are summed exactly in i32 (blocks short
+//! enough never to overflow) and scaled once per block, so the order of the integer sums does
+//! not matter: the wasm SIMD kernel (`i32x4.dot_i16x8_s`, eight products an instruction, about
+//! twice f32's rate), the x86-64 one and the portable one give the same floats, bit for bit.
+
+use crate::error::{Error, Result};
+
+/// Output columns a panel holds (two SIMD vectors of four lanes).
+const COLS: usize = 8;
+/// Tokens computed together (their accumulators stay in registers).
+const TOKENS: usize = 4;
+/// Pairs of inputs summed in i32 before a block is scaled: 128 x 2 x 127 x 32767 < 2^31.
+const BLOCK_PAIRS: usize = 128;
+/// Largest magnitude of a quantized activation.
+const ACT_MAX: f32 = 32767.0;
+
+/// y = x W + b for one layer.
+pub(crate) struct Linear {
+    k: usize,
+    n: usize,
+    /// For each panel of 8 columns, for each pair of input rows (2j, 2j+1): the 16 weights
+    /// `w[2j][c], w[2j+1][c]` for c in the panel, as the dot-product instruction pairs them.
+    panels: Vec<i16>,
+    /// The int8 weights' scale of each output column.
+    scale: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+/// A token's activations in i16, in pairs packed as i32 (low half first), and their scale.
+pub(crate) struct Quantized {
+    k: usize,
+    tokens: usize,
+    pairs: Vec<i32>,
+    scales: Vec<f32>,
+}
+
+impl Linear {
+    /// From int8 weights `q` (k rows of n, row-major), their column scales and the bias.
+    pub(crate) fn new(q: &[i8], scale: Vec<f32>, bias: Vec<f32>, k: usize) -> Result<Linear> {
+        let n = scale.len();
+        if k == 0
+            || n == 0
+            || !k.is_multiple_of(2)
+            || !n.is_multiple_of(COLS)
+            || q.len() != k * n
+            || bias.len() != n
+        {
+            return Err(Error::Model(format!(
+                "packed model: a layer of {k} x {n} with {} weights and {} biases cannot run",
+                q.len(),
+                bias.len()
+            )));
+        }
+        let mut panels = Vec::with_capacity(k * n);
+        for p in 0..n / COLS {
+            for j in 0..k / 2 {
+                for c in p * COLS..(p + 1) * COLS {
+                    panels.push(q[2 * j * n + c] as i16);
+                    panels.push(q[(2 * j + 1) * n + c] as i16);
+                }
+            }
+        }
+        Ok(Linear {
+            k,
+            n,
+            panels,
+            scale,
+            bias,
+        })
+    }
+
+    /// Inputs a token has.
+    pub(crate) fn inputs(&self) -> usize {
+        self.k
+    }
+
+    /// Outputs a token has.
+    pub(crate) fn outputs(&self) -> usize {
+        self.n
+    }
+
+    /// `x` (tokens x k, row-major) through the layer: tokens x n.
+    pub(crate) fn forward(&self, x: &Quantized) -> Vec<f32> {
+        debug_assert_eq!(x.k, self.k);
+        let t = x.tokens;
+        let mut out = vec![0f32; t * self.n];
+        for p in 0..self.n / COLS {
+            let panel = &self.panels[p * self.k * COLS..(p + 1) * self.k * COLS];
+            let mut t0 = 0;
+            while t0 < t {
+                let sums = kernel::block_sums(panel, x, t0, self.k / 2);
+                for (i, row) in sums.iter().enumerate().take(t - t0) {
+                    let tok = t0 + i;
+                    let s = x.scales[tok];
+                    for (c, &acc) in row.iter().enumerate() {
+                        let col = p * COLS + c;
+                        out[tok * self.n + col] = acc * s * self.scale[col] + self.bias[col];
+                    }
+                }
+                t0 += TOKENS;
+            }
+        }
+        out
+    }
+}
+
+impl Quantized {
+    /// Quantizes `x` (tokens rows of k values) per token; the token count is padded to whole
+    /// groups with zero rows, which the layer computes and drops.
+    pub(crate) fn new(x: &[f32], k: usize) -> Quantized {
+        let tokens = x.len() / k;
+        let padded = tokens.div_ceil(TOKENS) * TOKENS;
+        let mut pairs = vec![0i32; padded * k / 2];
+        let mut scales = vec![0f32; padded];
+        for (t, row) in x.chunks_exact(k).enumerate() {
+            let mut amax = 0f32;
+            for &v in row {
+                if v.abs() > amax {
+                    amax = v.abs();
+                }
+            }
+            let s = if amax > 0.0 && amax.is_finite() {
+                amax / ACT_MAX
+            } else {
+                1.0
+            };
+            scales[t] = s;
+            let inv = 1.0 / s;
+            let q = |v: f32| {
+                let x = (v * inv).clamp(-ACT_MAX, ACT_MAX);
+                // Rounds half away from zero; a cast, as round() is a library call in wasm.
+                (x + 0.5f32.copysign(x)) as i16 as u16 as u32
+            };
+            for (j, pair) in row.chunks_exact(2).enumerate() {
+                pairs[t * k / 2 + j] = (q(pair[0]) | (q(pair[1]) << 16)) as i32;
+            }
+        }
+        Quantized {
+            k,
+            tokens,
+            pairs,
+            scales,
+        }
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod kernel {
+    use super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
+    use core::arch::wasm32::*;
+
+    /// The four tokens from `t0`: the panel's eight columns summed over every input, each
+    /// block's exact i32 sum converted to f32 and added in block order.
+    pub(super) fn block_sums(
+        panel: &[i16],
+        x: &Quantized,
+        t0: usize,
+        pairs: usize,
+    ) -> [[f32; COLS]; TOKENS] {
+        assert!(panel.len() >= pairs * 2 * COLS && x.pairs.len() >= (t0 + TOKENS) * pairs);
+        let mut f = [f32x4_splat(0.0); 2 * TOKENS];
+        let mut j0 = 0;
+        while j0 < pairs {
+            let end = (j0 + BLOCK_PAIRS).min(pairs);
+            let mut acc = [i32x4_splat(0); 2 * TOKENS];
+            for j in j0..end {
+                // SAFETY: j < pairs, and the assertion above bounds both slices.
+                unsafe {
+                    let w = panel.as_ptr().add(j * 2 * COLS) as *const v128;
+                    let (w0, w1) = (v128_load(w), v128_load(w.add(1)));
+                    for (t, a) in acc.chunks_exact_mut(2).enumerate() {
+                        let v = i32x4_splat(*x.pairs.get_unchecked((t0 + t) * pairs + j));
+                        a[0] = i32x4_add(a[0], i32x4_dot_i16x8(v, w0));
+                        a[1] = i32x4_add(a[1], i32x4_dot_i16x8(v, w1));
+                    }
+                }
+            }
+            for (fv, a) in f.iter_mut().zip(acc) {
+                *fv = f32x4_add(*fv, f32x4_convert_i32x4(a));
+            }
+            j0 = end;
+        }
+        let mut out = [[0f32; COLS]; TOKENS];
+        for (t, row) in out.iter_mut().enumerate() {
+            for half in 0..2 {
+                let v = f[2 * t + half];
+                row[half * 4] = f32x4_extract_lane::<0>(v);
+                row[half * 4 + 1] = f32x4_extract_lane::<1>(v);
+                row[half * 4 + 2] = f32x4_extract_lane::<2>(v);
+                row[half * 4 + 3] = f32x4_extract_lane::<3>(v);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod kernel {
+    use super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
+    use core::arch::x86_64::*;
+
+    /// As the wasm kernel, with SSE2 (every x86-64 has it): `pmaddwd` is the same pairwise
+    /// product as `i32x4.dot_i16x8_s`, so the results are the same.
+    pub(super) fn block_sums(
+        panel: &[i16],
+        x: &Quantized,
+        t0: usize,
+        pairs: usize,
+    ) -> [[f32; COLS]; TOKENS] {
+        assert!(panel.len() >= pairs * 2 * COLS && x.pairs.len() >= (t0 + TOKENS) * pairs);
+        let mut out = [[0f32; COLS]; TOKENS];
+        // SAFETY: SSE2 is part of x86-64; loads are unaligned ones within the slices bounded
+        // by the assertion above.
+        unsafe {
+            let mut f = [_mm_setzero_ps(); 2 * TOKENS];
+            let mut j0 = 0;
+            while j0 < pairs {
+                let end = (j0 + BLOCK_PAIRS).min(pairs);
+                let mut acc = [_mm_setzero_si128(); 2 * TOKENS];
+                for j in j0..end {
+                    let w = panel.as_ptr().add(j * 2 * COLS) as *const __m128i;
+                    let (w0, w1) = (_mm_loadu_si128(w), _mm_loadu_si128(w.add(1)));
+                    for (t, a) in acc.chunks_exact_mut(2).enumerate() {
+                        let v = _mm_set1_epi32(*x.pairs.get_unchecked((t0 + t) * pairs + j));
+                        a[0] = _mm_add_epi32(a[0], _mm_madd_epi16(v, w0));
+                        a[1] = _mm_add_epi32(a[1], _mm_madd_epi16(v, w1));
+                    }
+                }
+                for (fv, a) in f.iter_mut().zip(acc) {
+                    *fv = _mm_add_ps(*fv, _mm_cvtepi32_ps(a));
+                }
+                j0 = end;
+            }
+            for (t, row) in out.iter_mut().enumerate() {
+                _mm_storeu_ps(row.as_mut_ptr(), f[2 * t]);
+                _mm_storeu_ps(row.as_mut_ptr().add(4), f[2 * t + 1]);
+            }
+        }
+        out
+    }
+}
+
+/// The kernel in plain integers and floats: where no SIMD one is, and the tests' reference.
+#[cfg_attr(
+    any(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        target_arch = "x86_64"
+    ),
+    allow(dead_code)
+)]
+mod portable {
+    use super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
+
+    /// As the SIMD kernel, in plain integers and floats (the same results).
+    pub(super) fn block_sums(
+        panel: &[i16],
+        x: &Quantized,
+        t0: usize,
+        pairs: usize,
+    ) -> [[f32; COLS]; TOKENS] {
+        let mut out = [[0f32; COLS]; TOKENS];
+        let mut j0 = 0;
+        while j0 < pairs {
+            let end = (j0 + BLOCK_PAIRS).min(pairs);
+            let mut acc = [[0i32; COLS]; TOKENS];
+            for j in j0..end {
+                let w = &panel[j * 2 * COLS..(j + 1) * 2 * COLS];
+                for (t, a) in acc.iter_mut().enumerate() {
+                    let v = x.pairs[(t0 + t) * pairs + j];
+                    let (lo, hi) = (v as i16 as i32, (v >> 16) as i16 as i32);
+                    for (c, s) in a.iter_mut().enumerate() {
+                        *s += lo * w[2 * c] as i32 + hi * w[2 * c + 1] as i32;
+                    }
+                }
+            }
+            for (o, a) in out.iter_mut().zip(acc) {
+                for (f, s) in o.iter_mut().zip(a) {
+                    *f += s as f32;
+                }
+            }
+            j0 = end;
+        }
+        out
+    }
+}
+
+#[cfg(not(any(
+    all(target_arch = "wasm32", target_feature = "simd128"),
+    target_arch = "x86_64"
+)))]
+use portable as kernel;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layer against f32 arithmetic on the same weights: close, as i16 activations allow.
+    #[test]
+    fn a_layer_matches_float_arithmetic() {
+        let (k, n, t) = (300, 16, 5);
+        let q: Vec<i8> = (0..k * n)
+            .map(|i| ((i * 37 % 255) as i32 - 127) as i8)
+            .collect();
+        let scale: Vec<f32> = (0..n).map(|c| 0.001 * (c + 1) as f32).collect();
+        let bias: Vec<f32> = (0..n).map(|c| c as f32 * 0.1 - 0.5).collect();
+        let x: Vec<f32> = (0..t * k)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 250.0)
+            .collect();
+        let layer = Linear::new(&q, scale.clone(), bias.clone(), k).unwrap();
+        let y = layer.forward(&Quantized::new(&x, k));
+        assert_eq!(y.len(), t * n);
+        for tok in 0..t {
+            for c in 0..n {
+                let exact: f64 = (0..k)
+                    .map(|i| x[tok * k + i] as f64 * q[i * n + c] as f64 * scale[c] as f64)
+                    .sum::<f64>()
+                    + bias[c] as f64;
+                let got = y[tok * n + c] as f64;
+                assert!(
+                    (got - exact).abs() < 1e-3 * (1.0 + exact.abs()),
+                    "{got} {exact}"
+                );
+            }
+        }
+    }
+
+    /// The SIMD kernel (this target's) and the portable one agree bit for bit, over blocks
+    /// and extreme values.
+    #[test]
+    fn the_kernel_equals_the_portable_one() {
+        let pairs = 300;
+        let panel: Vec<i16> = (0..pairs * 2 * COLS)
+            .map(|i| [127, -127, 0, 5, -64][i % 5] as i16)
+            .collect();
+        let x: Vec<f32> = (0..TOKENS * pairs * 2)
+            .map(|i| ((i * 7919 % 2001) as f32 - 1000.0) * if i % 11 == 0 { 1e3 } else { 1e-2 })
+            .collect();
+        let q = Quantized::new(&x, pairs * 2);
+        let a = kernel::block_sums(&panel, &q, 0, pairs);
+        let b = portable::block_sums(&panel, &q, 0, pairs);
+        for (ra, rb) in a.iter().zip(&b) {
+            for (x, y) in ra.iter().zip(rb) {
+                assert_eq!(x.to_bits(), y.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn shapes_it_cannot_run_are_refused() {
+        assert!(Linear::new(&[0; 3 * 8], vec![1.0; 8], vec![0.0; 8], 3).is_err());
+        assert!(Linear::new(&[0; 2 * 7], vec![1.0; 7], vec![0.0; 7], 2).is_err());
+        assert!(Linear::new(&[0; 2 * 8], vec![1.0; 8], vec![0.0; 7], 2).is_err());
+    }
+
+    #[test]
+    fn zero_and_extreme_activations_stay_finite() {
+        let layer = Linear::new(&[127; 4 * 8], vec![1.0; 8], vec![0.0; 8], 4).unwrap();
+        let y = layer.forward(&Quantized::new(&[0.0; 4], 4));
+        assert!(y.iter().all(|&v| v == 0.0));
+        let y = layer.forward(&Quantized::new(&[1e30, -1e30, f32::NAN, f32::INFINITY], 4));
+        assert!(y.iter().all(|v| v.is_finite()), "{y:?}");
+    }
+}

@@ -1,0 +1,226 @@
+//! The packed model run by Lantern's own code: a BERT encoder (embeddings, then layers of
+//! self-attention and a feed-forward block, each followed by a residual sum and a layer norm).
+//!
+//! Why not tract, which runs the ONNX model at build time: in a browser a question's tokens
+//! are few (about a dozen), and for so few rows tract's f32 kernels, and its work between the
+//! kernels, took 26 ms a question in Chromium; the layers' products done here in integers
+//! ([`linear`]) take a fraction of that. Start-up is only the weights' decoding (no graph to
+//! analyse or optimise), and the browser's module leaves tract out. Every step is plain
+//! arithmetic in a fixed order, with `libm`'s `expf` and `erff` on every target, so the
+//! browser's vectors equal the native ones bit for bit. The packer checks this code against
+//! tract's run of the same weights (`pack::write`).
+
+mod linear;
+
+pub(crate) use linear::{Linear, Quantized};
+
+use crate::error::{Error, Result};
+
+/// Gain and bias of a layer norm.
+pub(crate) struct Norm {
+    pub(crate) gamma: Vec<f32>,
+    pub(crate) beta: Vec<f32>,
+}
+
+/// One encoder layer.
+pub(crate) struct Layer {
+    pub(crate) query: Linear,
+    pub(crate) key: Linear,
+    pub(crate) value: Linear,
+    pub(crate) output: Linear,
+    pub(crate) norm1: Norm,
+    pub(crate) up: Linear,
+    pub(crate) down: Linear,
+    pub(crate) norm2: Norm,
+}
+
+/// The encoder: from the word-embedding rows of a sequence's tokens to its hidden states.
+pub(crate) struct Encoder {
+    pub(crate) hidden: usize,
+    pub(crate) heads: usize,
+    pub(crate) eps: f32,
+    /// One row per position.
+    pub(crate) positions: Vec<f32>,
+    /// One row per token type.
+    pub(crate) token_types: Vec<f32>,
+    pub(crate) norm: Norm,
+    pub(crate) layers: Vec<Layer>,
+}
+
+impl Encoder {
+    /// Checks that the parts fit together (a damaged pack is an error, not a panic later).
+    pub(crate) fn check(&self) -> Result<()> {
+        let h = self.hidden;
+        let bad = |m: &str| Err(Error::Model(format!("packed model: its encoder {m}")));
+        if h == 0 || self.heads == 0 || !h.is_multiple_of(self.heads) {
+            return bad("has heads that do not divide its width");
+        }
+        if self.positions.is_empty()
+            || !self.positions.len().is_multiple_of(h)
+            || self.token_types.is_empty()
+            || !self.token_types.len().is_multiple_of(h)
+        {
+            return bad("has embedding tables of the wrong width");
+        }
+        let norm_ok = |n: &Norm| n.gamma.len() == h && n.beta.len() == h;
+        if !norm_ok(&self.norm) || self.eps.is_nan() || self.eps < 0.0 || self.eps.is_infinite() {
+            return bad("has a layer norm of the wrong width");
+        }
+        for l in &self.layers {
+            let square = |x: &Linear| x.inputs() == h && x.outputs() == h;
+            if !(square(&l.query) && square(&l.key) && square(&l.value) && square(&l.output))
+                || l.up.inputs() != h
+                || l.down.inputs() != l.up.outputs()
+                || l.down.outputs() != h
+                || !norm_ok(&l.norm1)
+                || !norm_ok(&l.norm2)
+            {
+                return bad("has a layer whose shapes do not chain");
+            }
+        }
+        if self.layers.is_empty() {
+            return bad("has no layer");
+        }
+        Ok(())
+    }
+
+    /// Positions the model has rows for.
+    pub(crate) fn max_positions(&self) -> usize {
+        self.positions.len() / self.hidden
+    }
+
+    /// The hidden states (tokens x hidden) of a sequence given its tokens' word-embedding rows
+    /// and their token types.
+    pub(crate) fn run(&self, rows: &[f32], types: &[u32]) -> Result<Vec<f32>> {
+        let (h, n) = (self.hidden, types.len());
+        if rows.len() != n * h {
+            return Err(Error::Model("word rows do not match the tokens".into()));
+        }
+        if n > self.max_positions() {
+            return Err(Error::Model(format!(
+                "{n} tokens, the model reads {}",
+                self.max_positions()
+            )));
+        }
+        let mut x = Vec::with_capacity(n * h);
+        for (t, &ty) in types.iter().enumerate() {
+            let Some(ty) = self.token_types.get(ty as usize * h..(ty as usize + 1) * h) else {
+                return Err(Error::Model(format!("token type {ty} is unknown")));
+            };
+            let pos = &self.positions[t * h..(t + 1) * h];
+            let word = &rows[t * h..(t + 1) * h];
+            x.extend((0..h).map(|d| (word[d] + ty[d]) + pos[d]));
+        }
+        layer_norm(&mut x, &self.norm, self.eps);
+        for layer in &self.layers {
+            let input = Quantized::new(&x, h);
+            let q = layer.query.forward(&input);
+            let k = layer.key.forward(&input);
+            let v = layer.value.forward(&input);
+            let context = attention(&q, &k, &v, n, h, self.heads);
+            let attended = layer.output.forward(&Quantized::new(&context, h));
+            add(&mut x, &attended);
+            layer_norm(&mut x, &layer.norm1, self.eps);
+            let mut up = layer.up.forward(&Quantized::new(&x, h));
+            up.iter_mut().for_each(|u| *u = gelu(*u));
+            let down = layer.down.forward(&Quantized::new(&up, layer.up.outputs()));
+            add(&mut x, &down);
+            layer_norm(&mut x, &layer.norm2, self.eps);
+        }
+        Ok(x)
+    }
+}
+
+/// x += y (the residual sum; f32 addition commutes, so the graph's order gives the same bits).
+fn add(x: &mut [f32], y: &[f32]) {
+    x.iter_mut().zip(y).for_each(|(a, &b)| *a += b);
+}
+
+/// Normalizes each row of `x` to zero mean and unit variance, then applies gain and bias.
+fn layer_norm(x: &mut [f32], norm: &Norm, eps: f32) {
+    let h = norm.gamma.len();
+    for row in x.chunks_exact_mut(h) {
+        let mean = row.iter().sum::<f32>() / h as f32;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
+            *v = (*v - mean) * inv * g + b;
+        }
+    }
+}
+
+/// The exact GELU (with erf), as the model was trained.
+fn gelu(x: f32) -> f32 {
+    x * (0.5 * (1.0 + libm::erff(x / std::f32::consts::SQRT_2)))
+}
+
+/// Multi-head self-attention over one unpadded sequence: each head's softmax(q k^T / sqrt(d)) v.
+fn attention(q: &[f32], k: &[f32], v: &[f32], n: usize, h: usize, heads: usize) -> Vec<f32> {
+    let d = h / heads;
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut out = vec![0f32; n * h];
+    let mut scores = vec![0f32; n];
+    for head in 0..heads {
+        let cols = head * d..(head + 1) * d;
+        for i in 0..n {
+            let qi = &q[i * h..][cols.clone()];
+            let mut max = f32::NEG_INFINITY;
+            for (j, s) in scores.iter_mut().enumerate() {
+                let kj = &k[j * h..][cols.clone()];
+                *s = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
+                if *s > max {
+                    max = *s;
+                }
+            }
+            let mut total = 0f32;
+            for s in scores.iter_mut() {
+                *s = libm::expf(*s - max);
+                total += *s;
+            }
+            let o = &mut out[i * h..][cols.clone()];
+            for (j, s) in scores.iter().enumerate() {
+                let p = s / total;
+                let vj = &v[j * h..][cols.clone()];
+                o.iter_mut().zip(vj).for_each(|(a, b)| *a += p * b);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_over_one_token_is_its_value() {
+        let v: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let out = attention(&[1.0; 8], &[2.0; 8], &v, 1, 8, 2);
+        assert_eq!(out, v);
+    }
+
+    #[test]
+    fn attention_weighs_by_similarity() {
+        // Two tokens, one head of 2: the query matches the second key far better.
+        let q = [0.0, 0.0, 10.0, 0.0];
+        let k = [0.0, 0.0, 10.0, 0.0];
+        let v = [1.0, 1.0, 5.0, 5.0];
+        let out = attention(&q, &k, &v, 2, 2, 1);
+        assert!((out[2] - 5.0).abs() < 1e-3, "{out:?}");
+        assert!((out[0] - 3.0).abs() < 1e-6, "equal scores average: {out:?}");
+    }
+
+    #[test]
+    fn layer_norm_and_gelu_behave() {
+        let norm = Norm {
+            gamma: vec![1.0; 4],
+            beta: vec![0.5; 4],
+        };
+        let mut x = vec![1.0, 2.0, 3.0, 4.0];
+        layer_norm(&mut x, &norm, 1e-12);
+        let mean = x.iter().sum::<f32>() / 4.0;
+        assert!((mean - 0.5).abs() < 1e-6);
+        assert!((gelu(0.0)).abs() < 1e-9 && (gelu(3.0) - 2.99595).abs() < 1e-4);
+        assert!(gelu(-3.0).abs() < 5e-3);
+    }
+}
