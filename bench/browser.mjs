@@ -87,12 +87,16 @@ const lat = await warm.evaluate(async (qs) => {
   const t0 = performance.now();
   await l.loadSemantic({ modelUrl: '/model/', shared: false });
   const startup = performance.now() - t0;
-  const embed = [], search = [], keyword = [];
+  const embed = [], held = [], search = [], keyword = [];
   for (let i = 0; i < 110; i++) {
     const q = qs[i % qs.length] + (i >= qs.length ? ` ${i}` : '');
     let t = performance.now();
-    const v = await l.embed(q);
+    await l.embed(q);
     embed.push(performance.now() - t);
+    // Again, its word rows held now: the embedding alone.
+    t = performance.now();
+    await l.embed(q);
+    held.push(performance.now() - t);
     t = performance.now();
     l.searchKeyword(q);
     keyword.push(performance.now() - t);
@@ -111,11 +115,12 @@ const lat = await warm.evaluate(async (qs) => {
     table.push(performance.now() - t);
   }
   const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * p))]; };
-  return { startup, n: embed.length, embed: [pct(embed, 0.5), pct(embed, 0.95)], keyword: [pct(keyword, 0.5), pct(keyword, 0.95)], hybrid: [pct(search, 0.5), pct(search, 0.95)], table: [pct(table, 0.5), pct(table, 0.95)] };
+  return { startup, n: embed.length, embed: [pct(embed, 0.5), pct(embed, 0.95)], held: [pct(held, 0.5), pct(held, 0.95)], keyword: [pct(keyword, 0.5), pct(keyword, 0.95)], hybrid: [pct(search, 0.5), pct(search, 0.95)], table: [pct(table, 0.5), pct(table, 0.95)] };
 }, queries);
 console.log(`\nembedder start-up (warm cache): ${lat.startup.toFixed(0)} ms; over ${lat.n} queries, p50 / p95 ms:`);
 console.log(`| step | p50 | p95 |\n|---|---|---|`);
-console.log(`| embed query (worker) | ${lat.embed[0].toFixed(1)} | ${lat.embed[1].toFixed(1)} |`);
+console.log(`| embed query (worker; its word rows fetched if new) | ${lat.embed[0].toFixed(1)} | ${lat.embed[1].toFixed(1)} |`);
+console.log(`| embed query (worker; the same query again, rows held) | ${lat.held[0].toFixed(1)} | ${lat.held[1].toFixed(1)} |`);
 console.log(`| keyword search | ${lat.keyword[0].toFixed(2)} | ${lat.keyword[1].toFixed(2)} |`);
 console.log(`| hybrid search incl. embedding | ${lat.hybrid[0].toFixed(1)} | ${lat.hybrid[1].toFixed(1)} |`);
 console.log(`| hybrid search with the query table (embedding included) | ${lat.table[0].toFixed(2)} | ${lat.table[1].toFixed(2)} |`);
