@@ -146,100 +146,100 @@ impl Quantized {
     }
 }
 
+/// A SIMD kernel from its instruction set's operations: the four tokens from `t0`, the panel's
+/// eight columns summed over every input, each block's exact i32 sum converted to f32 and added
+/// in block order. `load` and `store` are the module's own (unaligned) helpers.
+macro_rules! simd_kernel {
+    ($zero_f:expr, $zero_i:expr, $splat:path, $dot:path, $add_i:path, $add_f:path, $cvt:path) => {
+        pub(super) fn block_sums(
+            panel: &[i16],
+            x: &Quantized,
+            t0: usize,
+            pairs: usize,
+        ) -> [[f32; COLS]; TOKENS] {
+            assert!(panel.len() >= pairs * 2 * COLS && x.pairs.len() >= (t0 + TOKENS) * pairs);
+            let mut out = [[0f32; COLS]; TOKENS];
+            // SAFETY: the loads read within the slices the assertion above bounds; the
+            // stores write rows of eight.
+            unsafe {
+                let mut f = [$zero_f; 2 * TOKENS];
+                let mut j0 = 0;
+                while j0 < pairs {
+                    let end = (j0 + BLOCK_PAIRS).min(pairs);
+                    let mut acc = [$zero_i; 2 * TOKENS];
+                    for j in j0..end {
+                        let w = panel.as_ptr().add(j * 2 * COLS);
+                        let (w0, w1) = (load(w), load(w.add(COLS)));
+                        for (t, a) in acc.chunks_exact_mut(2).enumerate() {
+                            let v = $splat(*x.pairs.get_unchecked((t0 + t) * pairs + j));
+                            a[0] = $add_i(a[0], $dot(v, w0));
+                            a[1] = $add_i(a[1], $dot(v, w1));
+                        }
+                    }
+                    for (fv, a) in f.iter_mut().zip(acc) {
+                        *fv = $add_f(*fv, $cvt(a));
+                    }
+                    j0 = end;
+                }
+                for (t, row) in out.iter_mut().enumerate() {
+                    store(row.as_mut_ptr(), f[2 * t]);
+                    store(row.as_mut_ptr().add(4), f[2 * t + 1]);
+                }
+            }
+            out
+        }
+    };
+}
+
+/// `i32x4.dot_i16x8_s`: eight products an instruction.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod kernel {
     use super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
     use core::arch::wasm32::*;
 
-    /// The four tokens from `t0`: the panel's eight columns summed over every input, each
-    /// block's exact i32 sum converted to f32 and added in block order.
-    pub(super) fn block_sums(
-        panel: &[i16],
-        x: &Quantized,
-        t0: usize,
-        pairs: usize,
-    ) -> [[f32; COLS]; TOKENS] {
-        assert!(panel.len() >= pairs * 2 * COLS && x.pairs.len() >= (t0 + TOKENS) * pairs);
-        let mut f = [f32x4_splat(0.0); 2 * TOKENS];
-        let mut j0 = 0;
-        while j0 < pairs {
-            let end = (j0 + BLOCK_PAIRS).min(pairs);
-            let mut acc = [i32x4_splat(0); 2 * TOKENS];
-            for j in j0..end {
-                // SAFETY: j < pairs, and the assertion above bounds both slices.
-                unsafe {
-                    let w = panel.as_ptr().add(j * 2 * COLS) as *const v128;
-                    let (w0, w1) = (v128_load(w), v128_load(w.add(1)));
-                    for (t, a) in acc.chunks_exact_mut(2).enumerate() {
-                        let v = i32x4_splat(*x.pairs.get_unchecked((t0 + t) * pairs + j));
-                        a[0] = i32x4_add(a[0], i32x4_dot_i16x8(v, w0));
-                        a[1] = i32x4_add(a[1], i32x4_dot_i16x8(v, w1));
-                    }
-                }
-            }
-            for (fv, a) in f.iter_mut().zip(acc) {
-                *fv = f32x4_add(*fv, f32x4_convert_i32x4(a));
-            }
-            j0 = end;
-        }
-        let mut out = [[0f32; COLS]; TOKENS];
-        for (t, row) in out.iter_mut().enumerate() {
-            for half in 0..2 {
-                let v = f[2 * t + half];
-                row[half * 4] = f32x4_extract_lane::<0>(v);
-                row[half * 4 + 1] = f32x4_extract_lane::<1>(v);
-                row[half * 4 + 2] = f32x4_extract_lane::<2>(v);
-                row[half * 4 + 3] = f32x4_extract_lane::<3>(v);
-            }
-        }
-        out
+    unsafe fn load(p: *const i16) -> v128 {
+        v128_load(p as *const v128)
     }
+
+    unsafe fn store(p: *mut f32, v: v128) {
+        v128_store(p as *mut v128, v)
+    }
+
+    simd_kernel!(
+        f32x4_splat(0.0),
+        i32x4_splat(0),
+        i32x4_splat,
+        i32x4_dot_i16x8,
+        i32x4_add,
+        f32x4_add,
+        f32x4_convert_i32x4
+    );
 }
 
+/// SSE2 (every x86-64 has it): `pmaddwd` is the same pairwise product as `i32x4.dot_i16x8_s`,
+/// so the results are the same.
 #[cfg(target_arch = "x86_64")]
 mod kernel {
     use super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
     use core::arch::x86_64::*;
 
-    /// As the wasm kernel, with SSE2 (every x86-64 has it): `pmaddwd` is the same pairwise
-    /// product as `i32x4.dot_i16x8_s`, so the results are the same.
-    pub(super) fn block_sums(
-        panel: &[i16],
-        x: &Quantized,
-        t0: usize,
-        pairs: usize,
-    ) -> [[f32; COLS]; TOKENS] {
-        assert!(panel.len() >= pairs * 2 * COLS && x.pairs.len() >= (t0 + TOKENS) * pairs);
-        let mut out = [[0f32; COLS]; TOKENS];
-        // SAFETY: SSE2 is part of x86-64; loads are unaligned ones within the slices bounded
-        // by the assertion above.
-        unsafe {
-            let mut f = [_mm_setzero_ps(); 2 * TOKENS];
-            let mut j0 = 0;
-            while j0 < pairs {
-                let end = (j0 + BLOCK_PAIRS).min(pairs);
-                let mut acc = [_mm_setzero_si128(); 2 * TOKENS];
-                for j in j0..end {
-                    let w = panel.as_ptr().add(j * 2 * COLS) as *const __m128i;
-                    let (w0, w1) = (_mm_loadu_si128(w), _mm_loadu_si128(w.add(1)));
-                    for (t, a) in acc.chunks_exact_mut(2).enumerate() {
-                        let v = _mm_set1_epi32(*x.pairs.get_unchecked((t0 + t) * pairs + j));
-                        a[0] = _mm_add_epi32(a[0], _mm_madd_epi16(v, w0));
-                        a[1] = _mm_add_epi32(a[1], _mm_madd_epi16(v, w1));
-                    }
-                }
-                for (fv, a) in f.iter_mut().zip(acc) {
-                    *fv = _mm_add_ps(*fv, _mm_cvtepi32_ps(a));
-                }
-                j0 = end;
-            }
-            for (t, row) in out.iter_mut().enumerate() {
-                _mm_storeu_ps(row.as_mut_ptr(), f[2 * t]);
-                _mm_storeu_ps(row.as_mut_ptr().add(4), f[2 * t + 1]);
-            }
-        }
-        out
+    unsafe fn load(p: *const i16) -> __m128i {
+        _mm_loadu_si128(p as *const __m128i)
     }
+
+    unsafe fn store(p: *mut f32, v: __m128) {
+        _mm_storeu_ps(p, v)
+    }
+
+    simd_kernel!(
+        _mm_setzero_ps(),
+        _mm_setzero_si128(),
+        _mm_set1_epi32,
+        _mm_madd_epi16,
+        _mm_add_epi32,
+        _mm_add_ps,
+        _mm_cvtepi32_ps
+    );
 }
 
 /// The kernel in plain integers and floats: where no SIMD one is, and the tests' reference.
