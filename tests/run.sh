@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: fetches the model if needed, checks formatting and lints, runs
 # every Rust test with the real model, the retrieval-quality gate on every labelled set present,
-# the browser tests in headless Chromium against the wasm runtime, then the MCP server with a
-# real MCP client.
+# the browser tests in headless Chromium against the wasm runtime, a site owner's path from the
+# npm and Python packages, then the MCP server with a real MCP client.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash models/fetch.sh
@@ -54,6 +54,10 @@ fi
 # Browser: build the demo site (wasm runtime, Leptos UI, pages, bundle), then drive Debian's
 # Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
 bash site/build.sh out/web
+# The packages a site owner installs (self-contained binary, npm tarball, wheel): the owner's
+# path is tested from them alone, in an empty folder (tests/browser/owner.test.mjs).
+bash dist/package.sh out/dist
+export LANTERN_DIST="$PWD/out/dist"
 (cd tests/browser && npm ci --no-audit --no-fund --silent && node --test)
 
 # MCP: `lantern mcp` driven by the official Python SDK (pinned in tests/mcp/requirements.txt)

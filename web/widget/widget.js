@@ -7,6 +7,8 @@
 //     (model: the folder whose manifest.json names the model files, as `lantern site` writes it)
 //   <lantern-search page></lantern-search>          (a full search page, reads ?q=)
 //   <lantern-search proxy="https://ask.example/"> (enables "Ask": cited answers via lantern proxy)
+//   <lantern-search keys="ctrl-k">   (the shortcuts that open it: "ctrl-k /" by default; "/"
+//                                     always gives way to a page that handles it itself)
 
 const here = new URL('.', import.meta.url);
 // A split bundle up to this size is fetched whole after the first results, so search keeps
@@ -36,6 +38,15 @@ class LanternSearch extends HTMLElement {
       button.addEventListener('click', () => this.open());
       button.addEventListener('focus', () => this.#boot(), { once: true });
       root.append(button);
+    }
+    // A good guest: keys typed in the dialog are Lantern's. Out of a shadow root the page sees
+    // them as pressed on <lantern-search>, not in an input, so a theme's own shortcuts (n, p,
+    // s, arrows, "/") would act on them; they stop here (not those on the closed trigger).
+    for (const type of ['keydown', 'keypress', 'keyup']) {
+      this.addEventListener(type, (e) => {
+        const from = e.composedPath()[0];
+        if (from !== this && !from.classList?.contains('trigger')) e.stopPropagation();
+      });
     }
     const mount = document.createElement('div');
     root.append(mount);
@@ -96,13 +107,22 @@ class LanternSearch extends HTMLElement {
 customElements.define('lantern-search', LanternSearch);
 
 // Ctrl/Cmd-K and "/" open the first widget on the page, as readers know from hosted docs search.
-document.addEventListener('keydown', (e) => {
-  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement?.tagName || '')
-    || document.activeElement?.isContentEditable;
-  const k = (e.key === 'k' || e.key === 'K') && (e.ctrlKey || e.metaKey);
-  if (k || (e.key === '/' && !typing && !e.ctrlKey && !e.metaKey && !e.altKey)) {
-    const w = document.querySelector('lantern-search');
-    if (w) { e.preventDefault(); w.open(); }
+// Listened for on the window, after the page's own handlers: "/" gives way to a page that
+// handled it (a theme's search or help), and never fires while something editable has focus.
+function editable(el) {
+  while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
+  return !!el && (/^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName) || el.isContentEditable);
+}
+window.addEventListener('keydown', (e) => {
+  const w = document.querySelector('lantern-search:not([page])') || document.querySelector('lantern-search');
+  if (!w || e.altKey) return;
+  const keys = (w.getAttribute('keys') ?? 'ctrl-k /').toLowerCase().split(/\s+/);
+  const ctrlK = (e.key === 'k' || e.key === 'K') && (e.ctrlKey || e.metaKey) && !e.shiftKey;
+  const slash = e.key === '/' && !e.ctrlKey && !e.metaKey && !e.defaultPrevented
+    && !editable(document.activeElement);
+  if ((ctrlK && keys.includes('ctrl-k')) || (slash && keys.includes('/'))) {
+    e.preventDefault();
+    w.open();
   }
 });
 

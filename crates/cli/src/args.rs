@@ -20,18 +20,39 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Where the model is: the flag, else $LANTERN_MODEL_DIR, else ./models/minilm.
+/// Where the model is: the flag, else $LANTERN_MODEL_DIR, else ./models/minilm when present
+/// (a checkout), else the model this binary carries.
 #[derive(clap::Args, Clone)]
 pub struct ModelArg {
-    /// Model folder (its manifest.json names the files) [default: $LANTERN_MODEL_DIR or
-    /// models/minilm under the current directory].
+    /// Model folder (its manifest.json names the files) [default: $LANTERN_MODEL_DIR, else
+    /// models/minilm under the current directory when present, else the model inside lantern].
     #[arg(long)]
     pub model_dir: Option<PathBuf>,
 }
 
 impl ModelArg {
-    pub fn dir(&self) -> PathBuf {
-        lantern_embedder::model_dir(self.model_dir.as_deref())
+    /// Reads and checks the model.
+    pub fn load(&self) -> anyhow::Result<lantern_embedder::Model> {
+        use lantern_embedder::{Error, Model, DEFAULT_MODEL_DIR, MANIFEST_FILE, MODEL_DIR_ENV};
+        let named = self.model_dir.clone().or_else(|| {
+            std::env::var_os(MODEL_DIR_ENV)
+                .filter(|d| !d.is_empty())
+                .map(PathBuf::from)
+        });
+        let checkout = PathBuf::from(DEFAULT_MODEL_DIR);
+        match named {
+            Some(dir) => Ok(Model::open(&dir)?),
+            None if checkout.join(MANIFEST_FILE).is_file() => Ok(Model::open(&checkout)?),
+            None if !lantern_assets::model().is_empty() => {
+                let read = |name: &str| {
+                    lantern_assets::model_file(name)
+                        .map(<[u8]>::to_vec)
+                        .ok_or_else(|| Error::Io(format!("the model inside lantern has no {name}")))
+                };
+                Ok(Model::load("the model inside lantern", &read)?)
+            }
+            None => Ok(Model::open(&checkout)?),
+        }
     }
 }
 
@@ -163,28 +184,15 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8080")]
         addr: SocketAddr,
     },
-    /// Print the embedding of a text as JSON (for parity checks).
+    /// Print the embedding of a text as JSON (for parity checks with the browser).
     #[command(hide = true)]
     Embed {
         text: String,
-        /// Embed with the model as packed for readers' browsers (what their queries get).
-        #[arg(long)]
-        packed: bool,
         #[command(flatten)]
         model: ModelArg,
     },
     /// Show what a bundle holds: model, settings, counts and sizes by part.
     Inspect { bundle: PathBuf },
-    /// Prepare the downloaded model files (run by models/fetch.sh).
-    PrepareModel {
-        #[arg(long)]
-        onnx: PathBuf,
-        #[arg(long)]
-        tokenizer: PathBuf,
-        /// Output folder; its manifest.json states the model's contract and pins the result.
-        #[arg(long)]
-        out: PathBuf,
-    },
 }
 
 #[derive(clap::Args)]
@@ -197,9 +205,19 @@ pub struct BuildArgs {
     /// Read the folder as markdown sources.
     #[arg(long)]
     pub markdown: bool,
-    /// Bundle file to write.
+    /// Bundle file to write. Without it, DOCS is a built site and everything to publish is
+    /// written into DOCS/lantern/ (bundle, model, runtime, widget, service worker, and
+    /// snippet.html: the tags to paste into the site's template).
     #[arg(long, short)]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// Without --out: what the service worker controls: lantern (its folder, whose search
+    /// page then works offline), site (every page, from /lantern-sw.js) or none.
+    #[arg(long, default_value = "lantern", conflicts_with = "out")]
+    pub service_worker: lantern_indexer::publish::SwScope,
+    /// Without --out: the browser runtime to publish, a folder as `site/build.sh` assembles it
+    /// [default: the runtime inside lantern].
+    #[arg(long, conflicts_with = "out")]
+    pub runtime: Option<PathBuf>,
     /// Configuration file [default: DOCS/lantern.toml when present].
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -218,7 +236,8 @@ pub struct BuildArgs {
     /// Heading anchors: github or mdbook.
     #[arg(long)]
     pub slugs: Option<SlugStyle>,
-    /// Embedding cache file [default: OUT.cache].
+    /// Embedding cache file [default: OUT.cache; without --out, one per site in the user's
+    /// cache folder, never inside the site].
     #[arg(long)]
     pub cache: Option<PathBuf>,
     /// Embed everything, ignoring and not writing the cache.
@@ -272,26 +291,34 @@ fn parse_filter(spec: &str) -> Result<(String, String), String> {
 }
 
 impl BuildArgs {
+    /// Without --out: the built site whose `lantern/` folder receives everything to publish.
+    pub fn site(&self) -> Option<&std::path::Path> {
+        self.out.is_none().then_some(self.docs.as_path())
+    }
+
     /// The build's options: `lantern.toml` (or --config) with the flags laid over it.
-    pub fn options(self) -> anyhow::Result<lantern_indexer::BuildOptions> {
+    pub fn options(&self) -> anyhow::Result<lantern_indexer::BuildOptions> {
         use lantern_indexer::build::default_cache_path;
-        use lantern_indexer::config::{Config, CONFIG_FILE};
+        use lantern_indexer::config::{Config, Input, CONFIG_FILE};
+        use lantern_indexer::publish::{
+            user_cache_path, BUNDLE_FILE, PUBLISH_FOLDER, SITE_SW_FILE,
+        };
         let path = self
             .config
             .clone()
             .unwrap_or_else(|| self.docs.join(CONFIG_FILE));
         let mut config = Config::load(&path)?;
         if !self.include.is_empty() {
-            config.include = self.include;
+            config.include = self.include.clone();
         }
-        config.exclude.extend(self.exclude);
+        config.exclude.extend(self.exclude.iter().cloned());
         if self.html {
-            config.input = lantern_indexer::config::Input::Html;
+            config.input = Input::Html;
         } else if self.markdown {
-            config.input = lantern_indexer::config::Input::Markdown;
+            config.input = Input::Markdown;
         }
-        if let Some(b) = self.base_url {
-            config.base_url = b;
+        if let Some(b) = &self.base_url {
+            config.base_url = b.clone();
         }
         if let Some(u) = self.urls {
             config.urls = u;
@@ -299,14 +326,34 @@ impl BuildArgs {
         if let Some(s) = self.slugs {
             config.slugs = s;
         }
-        let cache = (!self.no_cache).then(|| {
-            self.cache
-                .clone()
-                .unwrap_or_else(|| default_cache_path(&self.out))
-        });
+        let out = match &self.out {
+            Some(out) => out.clone(),
+            None => {
+                // A built site: its pages are HTML whatever else it holds, and what Lantern
+                // published there last time is not a page.
+                if config.input == Input::Markdown {
+                    anyhow::bail!(
+                        "markdown sources are not a site to publish into: give --out FILE for the bundle (or `lantern site` to render them)"
+                    );
+                }
+                config.input = Input::Html;
+                config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
+                config.exclude.push(SITE_SW_FILE.to_string());
+                self.docs.join(PUBLISH_FOLDER).join(BUNDLE_FILE)
+            }
+        };
+        let cache = if self.no_cache {
+            None
+        } else if let Some(c) = &self.cache {
+            Some(c.clone())
+        } else if self.out.is_some() {
+            Some(default_cache_path(&out))
+        } else {
+            user_cache_path(&self.docs)
+        };
         Ok(lantern_indexer::BuildOptions {
-            docs: self.docs,
-            out: self.out,
+            docs: self.docs.clone(),
+            out,
             config,
             cache,
             progress: !self.quiet,

@@ -2,6 +2,7 @@
 //! embedder). Nothing else happens here.
 
 mod args;
+mod runtime;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -10,7 +11,6 @@ use anyhow::{Context, Result};
 use clap::Parser;
 
 use args::{Cli, Command};
-use lantern_embedder::Model;
 use lantern_indexer::site::{site, SiteOptions};
 use lantern_server::{ask, eval, mcp, proxy, report, serve, tune, Searcher};
 
@@ -36,7 +36,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let opts = mcp::McpOptions {
                 bundle,
-                model_dir: model.dir(),
+                model: std::sync::Arc::new(model.load()?),
                 proxy,
                 http,
                 cache_dir,
@@ -58,9 +58,14 @@ fn run_writing(command: Command) -> Result<()> {
     match command {
         Command::Mcp { .. } => anyhow::bail!("lantern mcp does not write reports"),
         Command::Build(args) => {
-            let model = Model::open(&args.model.dir())?;
+            let model = args.model.load()?;
             let opts = args.options()?;
-            let r = lantern_indexer::build(&opts, &model.manifest, &model.embedder()?)?;
+            // Everything a site publishes is at hand before anything is written.
+            let runtime = match args.site() {
+                Some(_) => Some(runtime::load(args.runtime.as_deref())?),
+                None => None,
+            };
+            let r = lantern_indexer::build(&opts, &model, &model.embedder()?)?;
             for s in &r.skipped {
                 eprintln!("warning: skipped {}: {}", s.path, s.reason);
             }
@@ -68,6 +73,30 @@ fn run_writing(command: Command) -> Result<()> {
                 eprintln!("warning: {w}");
             }
             writeln!(stdout, "{r}")?;
+            if let (Some(site), Some(runtime)) = (args.site(), runtime) {
+                let files: Vec<(&str, &[u8])> = runtime
+                    .iter()
+                    .map(|(p, b)| (p.as_str(), b.as_slice()))
+                    .collect();
+                let p = lantern_indexer::publish::publish(
+                    site,
+                    &files,
+                    &model,
+                    &opts.config.base_url,
+                    args.service_worker,
+                )?;
+                match &opts.cache {
+                    Some(c) => writeln!(stdout, "  embedding cache: {}", c.display())?,
+                    None => writeln!(stdout, "  embedding cache: none")?,
+                }
+                writeln!(
+                    stdout,
+                    "published search into {}\npaste these tags before </head> of every page (also in {}):\n\n{}",
+                    p.dir.display(),
+                    p.dir.join(lantern_indexer::publish::SNIPPET_FILE).display(),
+                    p.snippet
+                )?;
+            }
         }
         Command::Site {
             docs,
@@ -76,7 +105,7 @@ fn run_writing(command: Command) -> Result<()> {
             cache,
             model,
         } => {
-            let model = Model::open(&model.dir())?;
+            let model = model.load()?;
             let opts = SiteOptions {
                 docs,
                 out,
@@ -109,11 +138,10 @@ fn run_writing(command: Command) -> Result<()> {
             let filter = filters
                 .iter()
                 .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
-            let dir = model.dir();
-            // The packed model is checked against the bundle through the model folder too.
             let needs_model = mode != lantern_engine::Mode::Keyword
                 && query_encoder != lantern_server::QueryEncoder::Table;
-            let mut searcher = Searcher::open(&bundle, needs_model.then_some(dir.as_path()))?;
+            let model = needs_model.then(|| model.load()).transpose()?;
+            let mut searcher = Searcher::open(&bundle, model.as_ref())?;
             searcher.set_encoder(query_encoder)?;
             let started = std::time::Instant::now();
             let results = searcher.search_filtered(&text, mode, k, &filter)?;
@@ -143,14 +171,14 @@ fn run_writing(command: Command) -> Result<()> {
             model,
         } => tune::tune(
             &sets,
-            &model.dir(),
+            &model.load()?,
             query_encoder,
             grid,
             json.as_deref(),
             &mut stdout,
         )?,
         Command::Eval(args) => {
-            let mut searcher = Searcher::open(&args.bundle, Some(&args.model.dir()))?;
+            let mut searcher = Searcher::open(&args.bundle, Some(&args.model.load()?))?;
             searcher.set_encoder(args.query_encoder)?;
             if let Some(path) = &args.query_vectors {
                 searcher.use_query_vectors(path)?;
@@ -170,7 +198,7 @@ fn run_writing(command: Command) -> Result<()> {
             golden,
             model,
         } => {
-            let searcher = Searcher::open(&bundle, Some(&model.dir()))?;
+            let searcher = Searcher::open(&bundle, Some(&model.load()?))?;
             let rt = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
@@ -206,33 +234,9 @@ fn run_writing(command: Command) -> Result<()> {
             proxy::run(c, addr)?;
         }
         Command::Serve { dir, addr } => serve::serve(dir, addr)?,
-        Command::Embed {
-            text,
-            packed,
-            model,
-        } => {
-            let model = Model::open(&model.dir())?;
-            let embedder = if packed {
-                model.packed_embedder()?
-            } else {
-                model.embedder()?
-            };
-            let v = embedder.embed(&text)?;
+        Command::Embed { text, model } => {
+            let v = model.load()?.embedder()?.embed(&text)?;
             writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
-        }
-        Command::PrepareModel {
-            onnx,
-            tokenizer,
-            out,
-        } => {
-            let m = lantern_indexer::model::prepare_model(&onnx, &tokenizer, &out)?;
-            writeln!(
-                stdout,
-                "prepared {} (sha256 {}) in {}",
-                m.model_id,
-                m.sha256,
-                out.display()
-            )?;
         }
     }
     Ok(())

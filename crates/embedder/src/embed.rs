@@ -1,24 +1,13 @@
-//! The embedder: WordPiece tokenization, the encoder (the ONNX model run by tract, or the
-//! packed model run by [`crate::encoder`]), mean pooling over the attention mask and L2
-//! normalization, as the model's manifest prescribes.
-
-#[cfg(feature = "onnx")]
-use std::sync::Arc;
+//! The embedder: WordPiece tokenization, the packed model run by [`crate::encoder`], mean
+//! pooling over the attention mask and L2 normalization, as the model's manifest prescribes.
 
 use tokenizers::{Tokenizer, TruncationParams};
-#[cfg(feature = "onnx")]
-use tract_onnx::prelude::*;
 
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
 use crate::manifest::sha256_hex;
 use crate::pack::WordRows;
 use lantern_engine::Manifest;
-
-#[cfg(feature = "onnx")]
-fn model_err(e: impl std::fmt::Display) -> Error {
-    Error::Model(format!("{e:#}"))
-}
 
 fn tok_err(e: impl std::fmt::Display) -> Error {
     Error::Tokenizer(e.to_string())
@@ -30,39 +19,17 @@ pub struct Embedder {
     tokenizer: Tokenizer,
     /// Same vocabulary without truncation, to count a text's full length.
     counter: Tokenizer,
-    backend: Backend,
+    /// The packed model, run by Lantern's encoder.
+    encoder: Encoder,
+    /// The word rows it is fed: those held, and where the others are.
+    words: WordRows,
     dim: usize,
     max_tokens: usize,
 }
 
-/// What turns token ids into hidden states.
-enum Backend {
-    /// The ONNX model, run by tract (the indexer's documents).
-    #[cfg(feature = "onnx")]
-    Onnx(Arc<TypedRunnableModel>),
-    /// The packed model, run by Lantern's encoder, and the word rows it is fed.
-    Packed { encoder: Encoder, words: WordRows },
-}
-
 impl Embedder {
-    /// Builds the embedder from the prepared ONNX file and `tokenizer.json`, after checking
-    /// both against the manifest's sha256 sums and the manifest against what this embedder
-    /// implements.
-    #[cfg(feature = "onnx")]
-    pub fn new(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
-        manifest.validate()?;
-        pinned(onnx, &manifest.sha256, "the model file")?;
-        pinned(
-            tokenizer_json,
-            &manifest.tokenizer_sha256,
-            "the tokenizer file",
-        )?;
-        Self::build(manifest, onnx, tokenizer_json)
-    }
-
-    /// Builds the embedder from the model packed small ([`crate::pack`]), tokenizer included,
-    /// checked against the manifest's `packed` entry: approximate vectors of the same model,
-    /// for queries.
+    /// Builds the embedder from the packed model ([`crate::pack`]), tokenizer included, checked
+    /// against the manifest's `packed` entry.
     pub fn from_packed(manifest: &Manifest, packed: &[u8]) -> Result<Self> {
         Self::from_packed_hashed(manifest, packed, &sha256_hex(packed))
     }
@@ -112,35 +79,20 @@ impl Embedder {
         })
     }
 
-    /// Loads files already checked.
-    #[cfg(feature = "onnx")]
-    fn build(manifest: &Manifest, onnx: &[u8], tokenizer_json: &[u8]) -> Result<Self> {
-        let model = read_graph(onnx)?.into_optimized().map_err(model_err)?;
-        let out = model.output_fact(0).map_err(model_err)?.shape.clone();
-        let got = out.last().and_then(|d| d.as_i64()).map(|d| d as usize);
-        if got != Some(manifest.dimensions) {
-            return Err(Error::Dimensions {
-                got: got.unwrap_or(0),
-                expected: manifest.dimensions,
-            });
-        }
-        let plan = model.into_runnable().map_err(model_err)?;
-        let (tokenizer, counter) = tokenizers(tokenizer_json, manifest.max_tokens)?;
-        Self::finish(manifest, Backend::Onnx(plan), tokenizer, counter)
-    }
-
     /// Checks the output's dimensions by a probe embedding when every word row it needs is
     /// held.
     fn finish(
         manifest: &Manifest,
-        backend: Backend,
+        encoder: Encoder,
+        words: WordRows,
         tokenizer: Tokenizer,
         counter: Tokenizer,
     ) -> Result<Self> {
         let embedder = Embedder {
             tokenizer,
             counter,
-            backend,
+            encoder,
+            words,
             dim: manifest.dimensions,
             max_tokens: manifest.max_tokens,
         };
@@ -156,41 +108,26 @@ impl Embedder {
         Ok(embedder)
     }
 
-    fn words(&self) -> Option<&WordRows> {
-        match &self.backend {
-            Backend::Packed { words, .. } => Some(words),
-            #[cfg(feature = "onnx")]
-            Backend::Onnx(_) => None,
-        }
-    }
-
     /// The shards of word rows that embedding `text` needs and this embedder does not hold
     /// (a browser fetches them as queries come: [`Embedder::word_rows_file`],
     /// [`Embedder::add_word_rows`]). Always empty for a model read whole.
     pub fn rows_missing(&self, text: &str) -> Result<Vec<usize>> {
-        let Some(words) = self.words() else {
-            return Ok(Vec::new());
-        };
-        Ok(words.missing(&self.token_ids(text)?))
+        Ok(self.words.missing(&self.token_ids(text)?))
     }
 
     /// Every shard of word rows not held (what a browser caches to embed any query offline).
     pub fn rows_absent(&self) -> Vec<usize> {
-        self.words().map(WordRows::absent).unwrap_or_default()
+        self.words.absent()
     }
 
     /// The file name of a shard of word rows, relative to the published model's manifest.
     pub fn word_rows_file(&self, shard: usize) -> Option<String> {
-        self.words()?.file_name(shard)
+        self.words.file_name(shard)
     }
 
     /// Adds a shard of word rows from its file, checked against the pack's sha256.
     pub fn add_word_rows(&mut self, shard: usize, file: &[u8]) -> Result<()> {
-        match &mut self.backend {
-            Backend::Packed { words, .. } => words.add(shard, file),
-            #[cfg(feature = "onnx")]
-            Backend::Onnx(_) => Err(Error::Model("this model holds its word rows".into())),
-        }
+        self.words.add(shard, file)
     }
 
     /// Vector dimensions.
@@ -228,13 +165,8 @@ impl Embedder {
         if enc.get_attention_mask().contains(&0) {
             return Err(Error::Model("the tokenizer padded a single text".into()));
         }
-        let hidden = match &self.backend {
-            #[cfg(feature = "onnx")]
-            Backend::Onnx(plan) => run_onnx(plan, &enc)?,
-            Backend::Packed { encoder, words } => {
-                encoder.run(&words.lookup(enc.get_ids())?, enc.get_type_ids())?
-            }
-        };
+        let rows = self.words.lookup(enc.get_ids())?;
+        let hidden = self.encoder.run(&rows, enc.get_type_ids())?;
         if hidden.len() != enc.get_ids().len() * self.dim {
             return Err(Error::Model(format!(
                 "the encoder gave {} values for {} tokens",
@@ -246,33 +178,8 @@ impl Embedder {
     }
 }
 
-/// The ONNX graph's hidden states for one encoded text (tokens x dimensions).
-#[cfg(feature = "onnx")]
-fn run_onnx(plan: &Arc<TypedRunnableModel>, enc: &tokenizers::Encoding) -> Result<Vec<f32>> {
-    let n = enc.get_ids().len();
-    let as_tensor = |xs: &[u32]| -> Result<TValue> {
-        let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
-        Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
-            .map_err(model_err)?
-            .into_tensor()
-            .into())
-    };
-    let inputs = tvec!(
-        as_tensor(enc.get_ids())?,
-        as_tensor(enc.get_attention_mask())?,
-        as_tensor(enc.get_type_ids())?
-    );
-    let out = plan.run(inputs).map_err(model_err)?;
-    let hidden = out[0].to_plain_array_view::<f32>().map_err(model_err)?;
-    let shape = hidden.shape();
-    if shape.len() != 3 || shape[1] != n {
-        return Err(Error::Model(format!("unexpected output shape {shape:?}")));
-    }
-    Ok(hidden.iter().copied().collect())
-}
-
 /// The mean of the rows of `hidden` (tokens x `dim`, row-major).
-pub(crate) fn mean_pool(hidden: &[f32], dim: usize) -> Vec<f32> {
+pub fn mean_pool(hidden: &[f32], dim: usize) -> Vec<f32> {
     let mut pooled = vec![0f32; dim];
     let mut count = 0f32;
     for row in hidden.chunks_exact(dim) {
@@ -327,17 +234,13 @@ impl PendingEmbedder {
                 manifest.max_tokens
             )));
         }
-        let backend = Backend::Packed {
-            encoder: packed.encoder,
-            words: packed.words,
-        };
-        Embedder::finish(&manifest, backend, tokenizer, counter)
+        Embedder::finish(&manifest, packed.encoder, packed.words, tokenizer, counter)
     }
 }
 
 /// The tokenizer, truncating at `max_tokens` without padding (batch 1 needs none), and the same
 /// vocabulary without truncation, to count a text's full length.
-pub(crate) fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenizer)> {
+pub fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenizer)> {
     let mut counter = Tokenizer::from_bytes(json).map_err(tok_err)?;
     counter.with_padding(None);
     counter.with_truncation(None).map_err(tok_err)?;
@@ -357,7 +260,7 @@ fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
 }
 
 /// Checks `bytes` against the sha256 the manifest pins for `what`.
-fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
+pub fn pinned(bytes: &[u8], sha256: &str, what: &str) -> Result<()> {
     same_sum(&sha256_hex(bytes), sha256, what)
 }
 
@@ -366,39 +269,6 @@ fn same_sum(got: &str, sha256: &str, what: &str) -> Result<()> {
         return Err(Error::Mismatch(format!(
             "{what} does not match the manifest's sha256 {sha256}"
         )));
-    }
-    Ok(())
-}
-
-#[cfg(feature = "onnx")]
-pub(crate) fn onnx_loader() -> tract_onnx::Onnx {
-    // The file's value_info names a symbolic batch; Lantern always runs batch 1.
-    tract_onnx::onnx().with_ignore_value_info(true)
-}
-
-/// The prepared model file as tract reads it, its inputs fixed to one sequence of any length:
-/// the graph the embedder optimises (public for the start-up measurement, `startup_phases`).
-#[cfg(feature = "onnx")]
-pub fn read_graph(onnx: &[u8]) -> Result<InferenceModel> {
-    let mut model = onnx_loader()
-        .model_for_read(&mut std::io::Cursor::new(onnx))
-        .map_err(model_err)?;
-    fix_inputs(&mut model)?;
-    Ok(model)
-}
-
-/// Batch 1, any length, for the three inputs.
-#[cfg(feature = "onnx")]
-pub(crate) fn fix_inputs(model: &mut InferenceModel) -> Result<()> {
-    // The graph names its own length symbol; reuse it so shapes unify.
-    let seq = model.sym("sequence");
-    for input in 0..3 {
-        model
-            .set_input_fact(
-                input,
-                InferenceFact::dt_shape(i64::datum_type(), tvec!(1.to_dim(), seq.to_dim())),
-            )
-            .map_err(model_err)?;
     }
     Ok(())
 }

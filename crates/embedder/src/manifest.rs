@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lantern_engine::{Manifest, PackedFile, MANIFEST_FILE};
+use lantern_engine::{Manifest, MANIFEST_FILE};
 use sha2::{Digest, Sha256};
 
 use crate::embed::Embedder;
@@ -33,90 +33,119 @@ pub fn model_dir(flag: Option<&Path>) -> PathBuf {
     }
 }
 
-/// A model folder read from disk and verified against its manifest.
+/// A model read and verified against its manifest: the packed model and, for a pack published
+/// without its word rows, the row files beside it. Index time and query time run this one
+/// model (Lantern's own encoder), natively and in browsers alike, so documents and questions
+/// are embedded by the same code, bit for bit.
 pub struct Model {
     /// The contract.
     pub manifest: Manifest,
-    /// The ONNX file's bytes.
-    pub onnx: Vec<u8>,
-    /// The tokenizer file's bytes.
+    /// The tokenizer, as `tokenizer.json` (carried in the pack).
     pub tokenizer: Vec<u8>,
-    /// The folder the model was read from.
-    pub dir: PathBuf,
+    /// The packed model's bytes as the manifest names them: whole, or without its word rows.
+    packed: Vec<u8>,
+    /// The word-row files of a pack published without them, by shard.
+    rows: Vec<(usize, String, Vec<u8>)>,
+    /// Where the model was read from, for messages.
+    origin: String,
+    /// The folder, when the model was read from one.
+    dir: Option<PathBuf>,
 }
 
+const HINT: &str = "run `bash models/fetch.sh` in a checkout, or pass --model-dir";
+
 impl Model {
-    /// Reads `dir/manifest.json` and the files it names, checking their sha256 sums.
+    /// Reads `dir/manifest.json` and the files it names, checking their sha256 sums. `dir` is
+    /// a model folder as `models/fetch.sh` prepares it (a whole pack) or as a site publishes
+    /// it (a pack and its word-row files).
     pub fn open(dir: &Path) -> Result<Model> {
-        let hint = "run `bash models/fetch.sh` to fetch and prepare the model, or pass --model-dir";
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| {
                 Error::Io(format!(
-                    "reading {}: {e} ({hint})",
+                    "reading {}: {e} ({HINT})",
                     dir.join(name).display()
                 ))
             })
         };
+        let mut m = Model::load(&dir.display().to_string(), &read)?;
+        m.dir = Some(dir.to_path_buf());
+        Ok(m)
+    }
+
+    /// Reads a model from files given by name (`read`), `manifest.json` first: a folder, or
+    /// the files a program carries. `origin` names the source in messages.
+    pub fn load(origin: &str, read: &dyn Fn(&str) -> Result<Vec<u8>>) -> Result<Model> {
         let manifest = Manifest::from_json(&read(MANIFEST_FILE)?)?;
-        let onnx = read(&manifest.files.model)?;
-        let tokenizer = read(&manifest.files.tokenizer)?;
-        for (bytes, want, name) in [
-            (&onnx, &manifest.sha256, &manifest.files.model),
-            (
-                &tokenizer,
-                &manifest.tokenizer_sha256,
-                &manifest.files.tokenizer,
-            ),
-        ] {
-            if &sha256_hex(bytes) != want {
-                return Err(Error::Mismatch(format!(
-                    "{} does not match the manifest's sha256 ({hint})",
-                    dir.join(name).display()
-                )));
-            }
+        manifest.validate()?;
+        let Some(entry) = &manifest.packed else {
+            return Err(Error::Manifest(format!(
+                "the manifest in {origin} names no packed model ({HINT})"
+            )));
+        };
+        let packed = read(&entry.file)?;
+        if sha256_hex(&packed) != entry.sha256 {
+            return Err(Error::Mismatch(format!(
+                "{} in {origin} does not match the manifest's sha256 ({HINT})",
+                entry.file
+            )));
+        }
+        let opened = crate::pack::open_packed(&packed)?;
+        let mut rows = Vec::new();
+        for shard in opened.words.absent() {
+            let name = opened.words.file_name(shard).unwrap_or_default();
+            // Checked against the pack's sha256 when the embedder takes it.
+            rows.push((shard, name.clone(), read(&name)?));
         }
         Ok(Model {
             manifest,
-            onnx,
-            tokenizer,
-            dir: dir.to_path_buf(),
+            tokenizer: opened.tokenizer_json,
+            packed,
+            rows,
+            origin: origin.to_string(),
+            dir: None,
         })
     }
 
-    /// Loads the embedder.
-    #[cfg(feature = "onnx")]
+    /// Where the model was read from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The folder the model was read from, if it was.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The embedder, holding every word row: what embeds the chunks at build time and the
+    /// questions natively, as a reader's browser embeds them.
     pub fn embedder(&self) -> Result<Embedder> {
-        Embedder::new(&self.manifest, &self.onnx, &self.tokenizer)
-    }
-
-    /// An embedder running the model as packed for readers' browsers (read from the folder
-    /// now, checked against the manifest): what a reader's queries are embedded with.
-    pub fn packed_embedder(&self) -> Result<Embedder> {
-        let Some(p) = &self.manifest.packed else {
-            return Err(Error::Manifest(format!(
-                "{} names no packed model (run `bash models/fetch.sh`)",
-                self.dir.join(MANIFEST_FILE).display()
-            )));
-        };
-        Embedder::from_packed(&self.manifest, &self.read_packed(p)?)
-    }
-
-    /// The packed model's bytes from the model folder, checked against `entry`'s sha256.
-    pub fn read_packed(&self, entry: &PackedFile) -> Result<Vec<u8>> {
-        let path = self.dir.join(&entry.file);
-        let bytes = std::fs::read(&path).map_err(|e| {
-            Error::Io(format!(
-                "reading {}: {e} (run `bash models/fetch.sh`)",
-                path.display()
-            ))
-        })?;
-        if sha256_hex(&bytes) != entry.sha256 {
-            return Err(Error::Mismatch(format!(
-                "{} does not match the manifest's sha256 (run `bash models/fetch.sh`)",
-                path.display()
-            )));
+        let mut e = Embedder::from_packed(&self.manifest, &self.packed)?;
+        for (shard, _, bytes) in &self.rows {
+            e.add_word_rows(*shard, bytes)?;
         }
-        Ok(bytes)
+        Ok(e)
+    }
+
+    /// The model as a website publishes it: the pack without its word rows and the rows'
+    /// files (name, bytes), which the pack names and checks by their sha256.
+    pub fn published_pack(&self) -> Result<(Vec<u8>, Vec<crate::pack::NamedFile>)> {
+        if self.rows.is_empty() {
+            return crate::pack::split_packed(&self.packed);
+        }
+        let rows = self.rows.iter().map(|(_, n, b)| (n.clone(), b.clone()));
+        Ok((self.packed.clone(), rows.collect()))
+    }
+
+    /// What the vectors this model makes are named by in caches: the sha256 of the pack
+    /// without its word rows (which pins every row's file). The same model read whole or as
+    /// published has the same identity.
+    pub fn vectors_id(&self) -> Result<String> {
+        Ok(sha256_hex(&self.published_pack()?.0))
+    }
+
+    /// The packed model's bytes as the manifest names them.
+    pub fn packed_bytes(&self) -> &[u8] {
+        &self.packed
     }
 }
 

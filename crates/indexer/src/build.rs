@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use lantern_embedder::{Embedder, Manifest};
+use lantern_embedder::{Embedder, Model};
 use lantern_engine::{BundleWriter, Engine, Lang, ModelInfo, PartSizes};
 
 use crate::cache::{text_key, EmbeddingCache};
@@ -172,7 +172,10 @@ pub fn default_cache_path(out: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> Result<BuildReport> {
+pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<BuildReport> {
+    let manifest = &model.manifest;
+    // Cached vectors are named by the encoder that made them, not only the model's name.
+    let vectors_id = model.vectors_id()?;
     let started = Instant::now();
     opts.config.validate()?;
     let source::Collected {
@@ -190,7 +193,7 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
             .map(|n| n.saturating_sub(2))
             .unwrap_or(s.len())
     };
-    let model = ModelInfo::new(
+    let model_info = ModelInfo::new(
         &manifest.model_id,
         &manifest.sha256,
         manifest.dimensions as u32,
@@ -200,7 +203,7 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
         .config
         .abstain_cosine
         .unwrap_or(manifest.abstain_cosine);
-    let mut writer = BundleWriter::new(model, abstain)
+    let mut writer = BundleWriter::new(model_info, abstain)
         .vector_partitions(opts.config.vector_partitions, opts.config.vector_probe);
     let mut page_sources: Vec<&str> = Vec::new();
     let mut extracted: Vec<Extracted> = Vec::new();
@@ -273,11 +276,11 @@ pub fn build(opts: &BuildOptions, manifest: &Manifest, embedder: &Embedder) -> R
     // Embeddings: cached ones reused, the rest computed on all cores.
     let mut cache = match &opts.cache {
         Some(path) => {
-            let (c, warning) = EmbeddingCache::load(path, &manifest.sha256);
+            let (c, warning) = EmbeddingCache::load(path, &vectors_id);
             warnings.extend(warning);
             c
         }
-        None => EmbeddingCache::empty(&manifest.sha256),
+        None => EmbeddingCache::empty(&vectors_id),
     };
     let texts: Vec<String> = writer
         .chunks()

@@ -2,7 +2,8 @@
 //! into a title and sections, [`chunk`] cuts sections to the model's size, [`build`] embeds
 //! them (through the [`cache`]) and writes the bundle with the engine's `BundleWriter`.
 //! [`site`] renders markdown docs into pages with the search widget and publishes the model
-//! beside them; [`model`] prepares a downloaded model once.
+//! beside them; [`publish`] writes what a built site publishes for search into its `lantern/`
+//! folder; [`model`] prepares a downloaded model once and publishes it.
 
 pub mod build;
 pub mod cache;
@@ -11,6 +12,7 @@ pub mod config;
 pub mod extract;
 pub mod model;
 mod output;
+pub mod publish;
 pub mod query_fit;
 pub mod render;
 pub mod site;

@@ -1,40 +1,13 @@
-//! Model files on disk: preparing a downloaded model under the committed manifest's contract,
-//! and publishing a model beside a website with content-addressed file names.
+//! Publishing a model beside a website with content-addressed file names.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
-use lantern_embedder::{prepare, sha256_hex, split_packed, Manifest, Model, MANIFEST_FILE};
+use lantern_embedder::{sha256_hex, Manifest, Model, MANIFEST_FILE};
 
 use crate::output::write_atomic;
-
-/// Prepares `onnx` and `tokenizer` into `out`. `out/manifest.json` must exist: it states the
-/// model's contract and pins the result, and a result that differs from it is not written.
-pub fn prepare_model(onnx: &Path, tokenizer: &Path, out: &Path) -> Result<Manifest> {
-    let pinned_path = out.join(MANIFEST_FILE);
-    let pinned = Manifest::from_json(
-        &std::fs::read(&pinned_path)
-            .with_context(|| format!("reading the pinned {}", pinned_path.display()))?,
-    )?;
-    let read = |p: &Path| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
-    let prepared = prepare(&read(onnx)?, &read(tokenizer)?, &pinned)?;
-    if prepared.manifest != pinned {
-        bail!(
-            "prepared model differs from the pinned manifest {}; prepared:\n{}",
-            pinned_path.display(),
-            String::from_utf8_lossy(&prepared.manifest.to_json())
-        );
-    }
-    let m = &prepared.manifest;
-    write_atomic(&out.join(&m.files.model), &prepared.onnx)?;
-    write_atomic(&out.join(&m.files.tokenizer), &prepared.tokenizer)?;
-    if let (Some(p), Some(bytes)) = (&m.packed, &prepared.packed) {
-        write_atomic(&out.join(&p.file), bytes)?;
-    }
-    Ok(prepared.manifest)
-}
 
 /// Copies what browsers run of `model` into `dir` for a website: the packed model without its
 /// word-embedding rows, the rows' shards (fetched as readers' queries need them) and the
@@ -49,7 +22,7 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     let mut published = model.manifest.clone();
     let mut split = None;
     if let Some(p) = &mut published.packed {
-        let (head, rows) = split_packed(&model.read_packed(p)?)?;
+        let (head, rows) = model.published_pack()?;
         p.sha256 = sha256_hex(&head);
         split = Some((head, rows));
     }

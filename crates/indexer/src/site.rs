@@ -53,7 +53,7 @@ pub fn site(opts: &SiteOptions, model: &Model) -> Result<SiteReport> {
             ),
             progress: false,
         },
-        &model.manifest,
+        model,
         &embedder,
     )?;
     publish_model(model, &opts.out.join(MODEL_FOLDER))?;

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{build_dir, model, sample_docs, write};
+use lantern_indexer::{BuildOptions, Config};
 
 /// The sample docs built into `out/b`; returns both folders (kept alive) and the bundle bytes.
 fn built_sample() -> (tempfile::TempDir, tempfile::TempDir, Vec<u8>) {
@@ -72,7 +73,7 @@ fn a_site_threshold_overrides_the_models() {
         cache: None,
         progress: false,
     };
-    lantern_indexer::build(&opts, &m.model.manifest, &m.embedder).unwrap();
+    lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
     let bundle = Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
     assert_eq!(bundle.header().abstain_cosine, 0.25);
 }
@@ -324,7 +325,7 @@ fn identical_sections_are_embedded_once() {
     assert_eq!(b.vectors().len(), r.chunks);
 }
 
-/// A cache with the right model hash but damaged vectors must not reach the bundle.
+/// A cache with the right model identity but damaged vectors must not reach the bundle.
 #[test]
 fn damaged_cache_entries_are_embedded_again() {
     use lantern_indexer::cache::{text_key, EmbeddingCache};
@@ -336,9 +337,10 @@ fn damaged_cache_entries_are_embedded_again() {
     build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
     let cold = std::fs::read(&bundle).unwrap();
     let b = Bundle::from_bytes(&cold).unwrap();
-    let sha = &model().model.manifest.sha256;
-    let (mut c, warning) = EmbeddingCache::load(&cache, sha);
-    assert!(warning.is_none());
+    // Caches are named by the encoder's identity: the pack without its word rows.
+    let id = model().model.vectors_id().unwrap();
+    let (mut c, warning) = EmbeddingCache::load(&cache, &id);
+    assert!(warning.is_none(), "{warning:?}");
     for (i, chunk) in b.chunks().iter().enumerate() {
         let key = text_key(&embedding_text(&chunk.breadcrumb, &chunk.text));
         let bad = if i % 2 == 0 {
@@ -479,16 +481,101 @@ fn site_builds_first_and_escapes_the_base_url() {
         lantern_embedder::sha256_hex(&bytes),
         pinned.packed.unwrap().sha256
     );
-    assert!(
-        bytes.len() * 10
-            < m.model
-                .read_packed(m.model.manifest.packed.as_ref().unwrap())
-                .unwrap()
-                .len()
-                * 6
+    assert!(bytes.len() * 10 < m.model.packed_bytes().len() * 6);
+    // The published folder is a model folder too (the packaged binary carries one): the same
+    // identity for caches, and the same vectors bit for bit.
+    let published = lantern_embedder::Model::open(&out.path().join("site/model")).unwrap();
+    assert_eq!(
+        published.vectors_id().unwrap(),
+        m.model.vectors_id().unwrap()
+    );
+    let text = "How do I upgrade widgetry?";
+    assert_eq!(
+        published.embedder().unwrap().embed(text).unwrap(),
+        m.embedder.embed(text).unwrap()
     );
     // A stale row file of another model is removed by the next publish.
     std::fs::write(out.path().join("site/model/rows-0123456789ab.bin"), b"old").unwrap();
     site(&opts(docs.path()), &m.model).unwrap();
     assert!(!out.path().join("site/model/rows-0123456789ab.bin").exists());
+}
+
+/// `lantern build SITE_DIR`: a built site gets one `lantern/` folder with everything to
+/// publish; the next build after it does not index that folder, and embeds nothing again.
+#[test]
+fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
+    use lantern_indexer::publish::{publish, SwScope, PUBLISH_FOLDER};
+    let m = common::model();
+    let site = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus/built-site");
+    for entry in walkdir::WalkDir::new(&src) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&src).unwrap();
+        if entry.file_type().is_file() {
+            common::write(
+                site.path(),
+                &rel.to_string_lossy(),
+                std::fs::read(entry.path()).unwrap(),
+            );
+        }
+    }
+    let runtime: Vec<(&str, &[u8])> = vec![
+        ("widget.js", b"// widget"),
+        ("sw.js", b"// worker"),
+        ("pkg/lantern_search_wasm_bg-0123456789ab.wasm", b"\0asm"),
+    ];
+    let mut config = Config::default();
+    config.input = lantern_indexer::config::Input::Html;
+    config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
+    let opts = BuildOptions {
+        docs: site.path().to_path_buf(),
+        out: site.path().join("lantern/search.lantern"),
+        config,
+        cache: Some(cache.path().join("site.cache")),
+        progress: false,
+    };
+    let first = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
+    // An older runtime's module, which this publish no longer has.
+    common::write(
+        site.path(),
+        "lantern/pkg/lantern_search_wasm_bg-ffffffffffff.wasm",
+        b"old",
+    );
+    let p = publish(site.path(), &runtime, &m.model, "/", SwScope::Lantern).unwrap();
+    let dir = site.path().join("lantern");
+    for f in [
+        "widget.js",
+        "sw.js",
+        "index.html",
+        "snippet.html",
+        "model/manifest.json",
+        "search.lantern.query",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    assert!(!dir
+        .join("pkg/lantern_search_wasm_bg-ffffffffffff.wasm")
+        .exists());
+    assert!(p.snippet.contains("src=\"/lantern/widget.js\""));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("snippet.html")).unwrap(),
+        p.snippet
+    );
+    assert!(!site.path().join("lantern-sw.js").exists());
+    // The next deploy: the same pages, none embedded again, nothing of lantern/ indexed.
+    let again = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
+    assert_eq!((again.pages, again.chunks), (first.pages, first.chunks));
+    assert_eq!(again.embedded, 0, "{again}");
+    // The whole site's worker is an opt-in, at the root.
+    publish(site.path(), &runtime, &m.model, "/", SwScope::Site).unwrap();
+    assert_eq!(
+        std::fs::read(site.path().join("lantern-sw.js")).unwrap(),
+        b"// worker"
+    );
+    // A runtime naming a path outside its folder is refused.
+    let bad: Vec<(&str, &[u8])> = vec![("widget.js", b""), ("sw.js", b""), ("../evil.js", b"")];
+    assert!(publish(site.path(), &bad, &m.model, "/", SwScope::Lantern).is_err());
+    assert!(!site.path().join("evil.js").exists());
 }

@@ -179,7 +179,7 @@ pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec
                 (Some(v), _) => v,
                 // The table knows none of the words: no vector evidence.
                 (None, QueryEncoder::Table) => Vec::new(),
-                (None, QueryEncoder::Model | QueryEncoder::Packed) => {
+                (None, QueryEncoder::Model) => {
                     bail!("evaluation needs the model")
                 }
             };

@@ -37,33 +37,28 @@ pub struct Searcher {
     /// Query vectors made elsewhere, by text: they replace the encoder (studies of other
     /// query-side encoders, `lantern eval --query-vectors`).
     given: Option<std::collections::HashMap<String, Vec<f32>>>,
-    /// Where the model is, and the packed model once asked for.
-    model_dir: Option<PathBuf>,
-    packed: Option<Embedder>,
 }
 
 /// What embeds a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum QueryEncoder {
-    /// The full model (the same that embedded the chunks).
+    /// The model (the same that embedded the chunks, as readers' browsers run it).
     #[default]
     Model,
     /// The bundle's query table (`BUNDLE.query`), no transformer.
     Table,
-    /// The model as packed small for readers' browsers (`model.pack`): approximate vectors.
-    Packed,
 }
 
 impl Searcher {
-    /// Opens the bundle at `path` with the model in `model_dir` (checked against the bundle),
-    /// or keyword-only when `model_dir` is `None`.
+    /// Opens the bundle at `path` with `model` (checked against the bundle), or keyword-only
+    /// when `model` is `None`.
     ///
     /// `path` may also be a split bundle: its folder (`site.lantern.d`) or its meta file; every
     /// shard the meta lists is then read from that folder.
-    pub fn open(path: &Path, model_dir: Option<&Path>) -> Result<Searcher> {
+    pub fn open(path: &Path, model: Option<&Model>) -> Result<Searcher> {
         let (file, split_dir) = split_paths(path);
         let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
-        let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model_dir)?;
+        let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model)?;
         if let Some(dir) = &split_dir {
             for name in searcher.engine.bundle().shard_files() {
                 let shard = dir.join(&name);
@@ -118,12 +113,6 @@ impl Searcher {
                 None => bail!("{} has no query table beside it", self.path.display()),
             }
         }
-        if encoder == QueryEncoder::Packed && self.packed.is_none() {
-            let Some(dir) = &self.model_dir else {
-                bail!("the packed model needs the model folder");
-            };
-            self.packed = Some(Model::open(dir)?.packed_embedder()?);
-        }
         self.encoder = encoder;
         Ok(())
     }
@@ -154,13 +143,12 @@ impl Searcher {
 
     /// Opens a bundle already in memory (fetched from a site, say); `source` names it in
     /// messages and reports.
-    pub fn from_bytes(bytes: &[u8], source: &str, model_dir: Option<&Path>) -> Result<Searcher> {
+    pub fn from_bytes(bytes: &[u8], source: &str, model: Option<&Model>) -> Result<Searcher> {
         let bundle = Bundle::from_bytes(bytes).with_context(|| format!("loading {source}"))?;
         let mut engine = Engine::new(bundle);
-        let embedder = match model_dir {
+        let embedder = match model {
             None => None,
-            Some(dir) => {
-                let model = Model::open(dir)?;
+            Some(model) => {
                 engine.accept_model(&model.manifest)?;
                 Some(model.embedder()?)
             }
@@ -173,8 +161,6 @@ impl Searcher {
             encoder: QueryEncoder::Model,
             table_error: None,
             given: None,
-            model_dir: model_dir.map(Path::to_path_buf),
-            packed: None,
         })
     }
 
@@ -243,10 +229,6 @@ impl Searcher {
         }
         match (&self.embedder, self.encoder) {
             (_, QueryEncoder::Table) => Ok(self.engine.table_vector(text)),
-            (_, QueryEncoder::Packed) => match &self.packed {
-                Some(e) => Ok(Some(e.embed(text)?)),
-                None => Ok(None),
-            },
             (Some(e), QueryEncoder::Model) => Ok(Some(e.embed(text)?)),
             (None, QueryEncoder::Model) => Ok(None),
         }

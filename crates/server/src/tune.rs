@@ -184,7 +184,7 @@ fn within_trail(hybrid: &Summary, keyword: &Summary, vector: &Summary) -> bool {
 /// Runs the leave-one-corpus-out study and writes the report.
 pub fn tune(
     sets: &[TuneSet],
-    model_dir: &Path,
+    model: &lantern_embedder::Model,
     encoder: QueryEncoder,
     show_grid: bool,
     json: Option<&Path>,
@@ -195,7 +195,7 @@ pub fn tune(
     }
     let mut loaded = Vec::new();
     for s in sets {
-        let mut searcher = Searcher::open(&s.bundle, Some(model_dir))?;
+        let mut searcher = Searcher::open(&s.bundle, Some(model))?;
         searcher.set_encoder(encoder)?;
         let questions = load_golden(&s.golden)?;
         let vectors = embed_all(&searcher, &questions)?;
@@ -412,7 +412,7 @@ pub fn tune(
             }
         }
     }
-    calibrate_abstention(&loaded, model_dir, out)
+    calibrate_abstention(&loaded, model, out)
 }
 
 /// Share of unanswerable questions that must get "no good match" on every set.
@@ -421,7 +421,11 @@ pub const ABSTAIN_TARGET: f64 = 0.8;
 /// Reports how the best-cosine threshold would abstain on each set and chooses the model's
 /// default: the lowest threshold at which every set with unanswerable questions abstains on at
 /// least [`ABSTAIN_TARGET`] of them (lowest, so that answerable questions abstain least).
-fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write) -> Result<()> {
+fn calibrate_abstention(
+    loaded: &[Loaded],
+    model: &lantern_embedder::Model,
+    out: &mut dyn Write,
+) -> Result<()> {
     let default = (Fusion::default(), PageScore::default());
     let outcomes: Vec<Vec<Outcome>> = loaded
         .iter()
@@ -472,7 +476,7 @@ fn calibrate_abstention(loaded: &[Loaded], model_dir: &Path, out: &mut dyn Write
         }
         writeln!(out, "{line}")?;
     }
-    let manifest = lantern_embedder::Model::open(model_dir)?.manifest;
+    let manifest = &model.manifest;
     writeln!(
         out,
         "chosen threshold: {}; the model's manifest has {:.2}",

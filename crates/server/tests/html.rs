@@ -341,7 +341,7 @@ fn mdbook_output_of_the_rust_book_scores_like_its_markdown() {
     };
     let questions = load_golden(Path::new(&golden)).unwrap();
     let hybrid = |bundle: &Path, group: Option<&str>| {
-        let searcher = Searcher::open(bundle, Some(&common::model_dir())).unwrap();
+        let searcher = Searcher::open(bundle, Some(&common::model().model)).unwrap();
         let by_arm = run(&searcher, &questions).unwrap();
         let outcomes: Vec<&Outcome> = by_arm["hybrid"]
             .iter()

@@ -170,7 +170,7 @@ fn a_damaged_or_foreign_table_is_refused() {
 fn the_searcher_uses_the_table_beside_the_bundle() {
     use lantern_server::{QueryEncoder, Searcher};
     let b = built();
-    let mut s = Searcher::open(&b.bundle, Some(&common::model_dir())).unwrap();
+    let mut s = Searcher::open(&b.bundle, Some(&common::model().model)).unwrap();
     assert_eq!(s.encoder(), QueryEncoder::Model);
     let model_v = s.embed("newest release").unwrap().unwrap();
     s.set_encoder(QueryEncoder::Table).unwrap();
@@ -180,7 +180,7 @@ fn the_searcher_uses_the_table_beside_the_bundle() {
     let dir = tempfile::tempdir().unwrap();
     let lone = dir.path().join("lone.lantern");
     std::fs::copy(&b.bundle, &lone).unwrap();
-    let mut s = Searcher::open(&lone, Some(&common::model_dir())).unwrap();
+    let mut s = Searcher::open(&lone, Some(&common::model().model)).unwrap();
     let err = s.set_encoder(QueryEncoder::Table).unwrap_err();
     assert!(err.to_string().contains("no query table"), "{err}");
     // A damaged one: the bundle still opens (keyword and model search work); asking for the
@@ -191,7 +191,7 @@ fn the_searcher_uses_the_table_beside_the_bundle() {
         &bytes[..bytes.len() / 2],
     )
     .unwrap();
-    let mut s = Searcher::open(&lone, Some(&common::model_dir())).unwrap();
+    let mut s = Searcher::open(&lone, Some(&common::model().model)).unwrap();
     assert!(!s
         .search("newest release", Mode::Keyword, 3)
         .unwrap()
@@ -206,7 +206,7 @@ fn query_vectors_from_another_encoder_replace_the_model_and_are_checked() {
     use lantern_server::Searcher;
     let b = built();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = Searcher::open(&b.bundle, Some(&common::model_dir())).unwrap();
+    let mut s = Searcher::open(&b.bundle, Some(&common::model().model)).unwrap();
     let model_v = s.embed("dark mode colors").unwrap().unwrap();
     // The model's vector of another question, given for this one: what is given is used.
     let other = s
@@ -253,7 +253,7 @@ fn rank_zero_writes_no_table_and_removes_an_old_one() {
             cache: None,
             progress: false,
         },
-        &m.model.manifest,
+        &m.model,
         &m.embedder,
     )
     .unwrap();

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::{build_dir, model_dir, write};
+use common::{build_dir, write};
 use lantern_engine::{Bundle, Engine, Error, Filter, Mode, Results};
 use lantern_server::Searcher;
 
@@ -120,7 +120,7 @@ fn summary(r: &Results) -> Vec<(String, String, u32)> {
 #[test]
 fn a_split_bundle_answers_as_the_whole_one_reading_only_part_of_it() {
     let b = built();
-    let whole = Searcher::open(&b.bundle, Some(&model_dir())).unwrap();
+    let whole = Searcher::open(&b.bundle, Some(&common::model().model)).unwrap();
     let dir = split_dir(&b.bundle);
     let total = whole.engine().bundle().shard_files().len();
     assert!(total > 8, "{total} shards: the corpus should need several");
@@ -180,7 +180,7 @@ fn partitioned() -> &'static Built {
                 cache: Some(built().dir.path().join("cache")),
                 progress: false,
             },
-            &m.model.manifest,
+            &m.model,
             &m.embedder,
         )
         .unwrap();
@@ -191,7 +191,7 @@ fn partitioned() -> &'static Built {
 #[test]
 fn partitioned_vectors_answer_as_the_whole_bundle_reading_the_nearest_partitions() {
     let b = partitioned();
-    let whole = Searcher::open(&b.bundle, Some(&model_dir())).unwrap();
+    let whole = Searcher::open(&b.bundle, Some(&common::model().model)).unwrap();
     let files = whole.engine().bundle().shard_files();
     let parts = files.iter().filter(|n| n.starts_with("vectors-")).count();
     assert!(parts >= 6, "{parts} partitions");

@@ -25,12 +25,10 @@ pub use lantern_engine::PackSpec;
 use crate::encoder::{Encoder, Layer, Linear, Norm};
 use crate::error::{Error, Result};
 
+mod quantize;
 mod words;
-#[cfg(feature = "onnx")]
-mod write;
-pub use words::WordRows;
-#[cfg(feature = "onnx")]
-pub use write::pack;
+pub use quantize::quantize;
+pub use words::{shard as shard_words, WordRows, WordTable};
 
 const MAGIC: &[u8; 8] = b"LANTERNM";
 /// The packed-model format this build reads and writes.
@@ -38,32 +36,35 @@ pub const PACK_VERSION: u32 = 5;
 /// Largest tensor accepted from a packed file: a damaged one cannot ask for absurd allocations.
 const MAX_VALUES: usize = 64 << 20;
 
+/// A packed model as its file stores it.
 #[derive(Serialize, Deserialize)]
-struct Packed {
-    spec: PackSpec,
+pub struct Packed {
+    /// Bits and group size.
+    pub spec: PackSpec,
     /// The quantized weights of the encoder's layers and position table.
-    weights: Vec<Weights>,
+    pub weights: Vec<Weights>,
     /// What each weight is, and the small tensors.
-    encoder: EncoderSpec,
+    pub encoder: EncoderSpec,
     /// The word-embedding table, looked up by the embedder.
-    words: words::WordTable,
+    pub words: words::WordTable,
     /// The tokenizer the model reads with.
-    tokenizer: PackedTokenizer,
+    pub tokenizer: PackedTokenizer,
 }
 
 /// `tokenizer.json` in two parts: its configuration with an empty vocabulary, and the
 /// vocabulary as one token a line in id order (the JSON map repeats every id, which
 /// compresses badly). Put back together, it is the same tokenizer.
 #[derive(Serialize, Deserialize)]
-struct PackedTokenizer {
-    config: String,
-    vocab: String,
+pub struct PackedTokenizer {
+    /// `tokenizer.json` with an empty vocabulary.
+    pub config: String,
+    /// The vocabulary, one token a line in id order.
+    pub vocab: String,
 }
 
 impl PackedTokenizer {
     /// Splits a WordPiece `tokenizer.json`; its ids must run from 0 with no gap.
-    #[cfg(feature = "onnx")]
-    fn new(json: &[u8]) -> Result<Self> {
+    pub fn new(json: &[u8]) -> Result<Self> {
         let bad = |m: &str| model_err(format!("the tokenizer cannot be packed: {m}"));
         let mut v: serde_json::Value =
             serde_json::from_slice(json).map_err(|_| bad("it is not JSON"))?;
@@ -117,71 +118,107 @@ pub struct PackedModel {
     pub words: WordRows,
 }
 
+impl PackedModel {
+    /// The encoder's hidden states (tokens x width, row-major) for a sequence of token ids:
+    /// what the packer compares with the ONNX model's.
+    pub fn hidden_states(&self, ids: &[u32], type_ids: &[u32]) -> Result<Vec<f32>> {
+        self.encoder.run(&self.words.lookup(ids)?, type_ids)
+    }
+
+    /// The hidden states' width.
+    pub fn width(&self) -> usize {
+        self.encoder.hidden
+    }
+}
+
 /// A BERT encoder's parameters, by role.
 #[derive(Serialize, Deserialize)]
-struct EncoderSpec {
-    heads: u32,
+pub struct EncoderSpec {
+    /// Attention heads.
+    pub heads: u32,
     /// The layer norms' epsilon.
-    eps: f32,
+    pub eps: f32,
     /// The position table: a weight with one scale per row.
-    positions: u32,
+    pub positions: u32,
     /// One row per token type.
-    token_types: Vec<f32>,
+    pub token_types: Vec<f32>,
     /// The norm applied to the embeddings.
-    norm: NormSpec,
-    layers: Vec<LayerSpec>,
+    pub norm: NormSpec,
+    /// The layers, in order.
+    pub layers: Vec<LayerSpec>,
 }
 
+/// A layer norm's gain and bias.
 #[derive(Serialize, Deserialize, Clone)]
-struct NormSpec {
-    gamma: Vec<f32>,
-    beta: Vec<f32>,
+pub struct NormSpec {
+    /// Gain.
+    pub gamma: Vec<f32>,
+    /// Bias.
+    pub beta: Vec<f32>,
 }
 
+/// A product: its weight and bias.
 #[derive(Serialize, Deserialize)]
-struct LinearSpec {
+pub struct LinearSpec {
     /// A weight with one scale per column: inputs are its rows, outputs its columns.
-    weight: u32,
-    bias: Vec<f32>,
+    pub weight: u32,
+    /// One per output.
+    pub bias: Vec<f32>,
 }
 
+/// One encoder layer's parts.
 #[derive(Serialize, Deserialize)]
-struct LayerSpec {
-    query: LinearSpec,
-    key: LinearSpec,
-    value: LinearSpec,
-    output: LinearSpec,
-    norm1: NormSpec,
-    up: LinearSpec,
-    down: LinearSpec,
-    norm2: NormSpec,
+pub struct LayerSpec {
+    /// Attention's query product.
+    pub query: LinearSpec,
+    /// Attention's key product.
+    pub key: LinearSpec,
+    /// Attention's value product.
+    pub value: LinearSpec,
+    /// Attention's output product.
+    pub output: LinearSpec,
+    /// The norm after attention.
+    pub norm1: NormSpec,
+    /// The feed-forward block's first product.
+    pub up: LinearSpec,
+    /// The feed-forward block's second product.
+    pub down: LinearSpec,
+    /// The norm after the feed-forward block.
+    pub norm2: NormSpec,
 }
 
+/// A weight quantized in groups.
 #[derive(Serialize, Deserialize)]
-struct Weights {
-    rows: u32,
-    cols: u32,
+pub struct Weights {
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
     /// The int8 scale is per column, shape (1, cols): groups run down each column. Otherwise
     /// it is per row, (rows, 1), and groups run along each row.
-    per_column: bool,
+    pub per_column: bool,
     /// Codes, `bits` each, little-endian bit order, in group order.
     #[serde(with = "serde_bytes")]
-    codes: Vec<u8>,
+    pub codes: Vec<u8>,
     /// f16 bits, one per group.
-    scales: Vec<u16>,
+    pub scales: Vec<u16>,
 }
 
 /// A weight decoded back to int8 with one f32 scale per row or column.
-struct Decoded {
-    q: Vec<i8>,
-    scale: Vec<f32>,
-    cols: usize,
-    per_column: bool,
+pub struct Decoded {
+    /// The int8 values, row-major.
+    pub q: Vec<i8>,
+    /// One per row, or per column.
+    pub scale: Vec<f32>,
+    /// Columns.
+    pub cols: usize,
+    /// Whether `scale` is per column.
+    pub per_column: bool,
 }
 
 impl Decoded {
     /// int8 times its line's scale, computed as the graph computes it.
-    fn values(&self) -> Vec<f32> {
+    pub fn values(&self) -> Vec<f32> {
         let mut out = Vec::with_capacity(self.q.len());
         for (r, row) in self.q.chunks(self.cols).enumerate() {
             if self.per_column {
@@ -200,8 +237,8 @@ fn model_err(m: impl Into<String>) -> Error {
 }
 
 /// Decodes a weight's groups and quantizes them back to int8 with the tensor's own scale
-/// layout (one scale per row or column).
-fn decode(w: &Weights, spec: PackSpec) -> Result<Decoded> {
+/// layout (one scale per row or column), as readers decode it.
+pub fn decode(w: &Weights, spec: PackSpec) -> Result<Decoded> {
     let bad = |m: &str| Err(model_err(format!("packed model: a weight's {m}")));
     let nbits = if w.per_column {
         spec.bits
@@ -312,7 +349,8 @@ fn parse(bytes: &[u8]) -> Result<Packed> {
     }
 }
 
-fn serialize(p: &Packed) -> Result<Vec<u8>> {
+/// A packed model's file.
+pub fn serialize(p: &Packed) -> Result<Vec<u8>> {
     let mut out = MAGIC.to_vec();
     out.extend_from_slice(&PACK_VERSION.to_le_bytes());
     out.extend(postcard::to_allocvec(p).map_err(|e| model_err(e.to_string()))?);
@@ -435,7 +473,7 @@ impl OpenedPack {
     }
 }
 
-#[cfg(all(test, feature = "onnx"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -452,7 +490,7 @@ mod tests {
     /// A word table of 100 rows of 64 values, row `r` all `r - 50`, scale 0.25 a row.
     fn table() -> words::WordTable {
         let q: Vec<i8> = (0..100).flat_map(|r| [(r - 50) as i8; 64]).collect();
-        let w = write::quantize(&q, &[0.25; 100], 100, 64, false, 3, 32);
+        let w = quantize(&q, &[0.25; 100], 100, 64, false, 3, 32);
         words::shard(&w, SPEC).unwrap()
     }
 
@@ -461,7 +499,7 @@ mod tests {
         let q: Vec<i8> = (0..rows * cols)
             .map(|i| (((i + seed) * 37 % 255) as i32 - 127) as i8)
             .collect();
-        write::quantize(&q, &vec![0.002; cols], rows, cols, true, 4, 32)
+        quantize(&q, &vec![0.002; cols], rows, cols, true, 4, 32)
     }
 
     fn norm(h: usize) -> NormSpec {
@@ -482,7 +520,7 @@ mod tests {
         weights.push(weight(h, 2 * h, 4));
         weights.push(weight(2 * h, h, 5));
         let positions: Vec<i8> = (0..8 * h).map(|i| (i % 7) as i8).collect();
-        weights.push(write::quantize(&positions, &[0.1; 8], 8, h, false, 3, 32));
+        weights.push(quantize(&positions, &[0.1; 8], 8, h, false, 3, 32));
         Packed {
             spec: SPEC,
             weights,

@@ -20,21 +20,24 @@ use crate::error::Result;
 const SHARD_MAGIC: &[u8; 8] = b"LANTERNR";
 /// Rows per shard: about 10 KB each at 3 bits a value; a query of ten words fetches a
 /// hundred-odd KB at most, and a site publishes a few hundred files.
-#[cfg(feature = "onnx")]
 pub(super) const ROWS_PER_SHARD: u32 = 64;
 
 /// The table as a pack stores it.
 #[derive(Serialize, Deserialize)]
-pub(super) struct WordTable {
+pub struct WordTable {
+    /// Rows (one per word piece).
     pub rows: u32,
+    /// Values a row.
     pub cols: u32,
+    /// Rows a shard.
     pub rows_per_shard: u32,
     /// One per `rows_per_shard` rows, in row order.
     pub shards: Vec<ShardEntry>,
 }
 
+/// One shard of rows: its file's sha256, and the file in a whole pack.
 #[derive(Serialize, Deserialize)]
-pub(super) struct ShardEntry {
+pub struct ShardEntry {
     /// sha256 of the shard's file: its name and its check.
     pub sha256: [u8; 32],
     /// The file itself in a whole pack; none in a pack published without its rows.
@@ -47,8 +50,7 @@ fn shard_name(sha256: &[u8; 32]) -> String {
 }
 
 /// Writes one shard's file (when packing).
-#[cfg(feature = "onnx")]
-pub(super) fn shard_file(w: &Weights) -> Result<(Vec<u8>, [u8; 32])> {
+fn shard_file(w: &Weights) -> Result<(Vec<u8>, [u8; 32])> {
     let mut out = SHARD_MAGIC.to_vec();
     out.extend_from_slice(&PACK_VERSION.to_le_bytes());
     out.extend(postcard::to_allocvec(w).map_err(|e| model_err(e.to_string()))?);
@@ -57,8 +59,7 @@ pub(super) fn shard_file(w: &Weights) -> Result<(Vec<u8>, [u8; 32])> {
 }
 
 /// Splits a whole table's quantized weights into shards (when packing).
-#[cfg(feature = "onnx")]
-pub(super) fn shard(w: &Weights, spec: PackSpec) -> Result<WordTable> {
+pub fn shard(w: &Weights, spec: PackSpec) -> Result<WordTable> {
     let (rows, cols) = (w.rows as usize, w.cols as usize);
     let bits = cols * spec.table_bits as usize;
     if w.per_column || !bits.is_multiple_of(8) {

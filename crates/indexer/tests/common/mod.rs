@@ -44,7 +44,7 @@ pub fn build_dir(docs: &Path, out: &Path, cache: Option<PathBuf>) -> anyhow::Res
             cache,
             progress: false,
         },
-        &m.model.manifest,
+        &m.model,
         &m.embedder,
     )
 }

@@ -34,12 +34,12 @@ pub const MAX_QUERY_BYTES: usize = 4096;
 pub const MAX_K: i64 = 50;
 
 /// How `lantern mcp` was started.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct McpOptions {
     /// A bundle path, or the http(s) URL of a deployed site's bundle.
     pub bundle: String,
-    /// The model folder (as for the other commands).
-    pub model_dir: PathBuf,
+    /// The model (as for the other commands).
+    pub model: Arc<lantern_embedder::Model>,
     /// A running `lantern proxy`; enables the `ask` tool.
     pub proxy: Option<String>,
     /// Serve streamable HTTP here instead of stdio.
@@ -55,7 +55,7 @@ pub struct McpOptions {
 pub async fn serve(opts: McpOptions) -> Result<()> {
     let cache = opts.cache_dir.clone().or_else(remote::default_cache_dir);
     let loaded = remote::load(&opts.bundle, cache.as_deref(), opts.refresh).await?;
-    let searcher = Searcher::from_bytes(&loaded.bytes, &loaded.source, Some(&opts.model_dir))
+    let searcher = Searcher::from_bytes(&loaded.bytes, &loaded.source, Some(&opts.model))
         .with_context(|| format!("opening {}", loaded.source))?;
     let base = remote::is_url(&loaded.source)
         .then(|| reqwest::Url::parse(&loaded.source).ok())

@@ -8,11 +8,15 @@ use prost::Message;
 use tract_onnx::pb;
 use tract_onnx::prelude::*;
 
-use super::{
-    decode, model_err, serialize, words, EncoderSpec, LayerSpec, LinearSpec, NormSpec, PackSpec,
-    Packed, PackedTokenizer, Weights,
+use lantern_embedder::pack_format::{
+    decode, quantize, serialize, shard_words, EncoderSpec, LayerSpec, LinearSpec, NormSpec,
+    PackSpec, Packed, PackedTokenizer, Weights,
 };
-use crate::error::Result;
+use lantern_embedder::{l2_normalize, mean_pool, read_packed, tokenizers, Error, Result};
+
+fn model_err(m: impl Into<String>) -> Error {
+    Error::Model(m.into())
+}
 
 /// Texts the packed encoder is checked on against tract (short questions to a long passage).
 const PROBES: [&str; 4] = [
@@ -32,28 +36,6 @@ const MIN_COSINE: f32 = 0.9999;
 /// ONNX data types used here.
 const FLOAT: i32 = 1;
 const INT8: i32 = 3;
-/// Scale factors tried per group, as fractions of the group's largest magnitude.
-const CLIP: [f32; 7] = [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7];
-
-/// The groups of a tensor in order: each a list of flat (row-major) indices' start and stride.
-fn groups(rows: usize, cols: usize, per_column: bool, group: usize) -> Vec<(usize, usize, usize)> {
-    let (lines, len, line_stride, step) = if per_column {
-        (cols, rows, 1, cols)
-    } else {
-        (rows, cols, cols, 1)
-    };
-    let mut out = Vec::with_capacity(lines * len.div_ceil(group));
-    for line in 0..lines {
-        let mut at = 0;
-        while at < len {
-            let n = group.min(len - at);
-            out.push((line * line_stride + at * step, step, n));
-            at += n;
-        }
-    }
-    out
-}
-
 /// The graph's initializers by name.
 fn initializers(graph: &pb::GraphProto) -> HashMap<String, usize> {
     graph
@@ -87,93 +69,6 @@ fn clear(t: &mut pb::TensorProto) {
     t.raw_data.clear();
     t.float_data.clear();
     t.int32_data.clear();
-}
-
-struct Bits {
-    out: Vec<u8>,
-    acc: u32,
-    n: u32,
-}
-
-impl Bits {
-    fn push(&mut self, code: u32, bits: u32) {
-        self.acc |= code << self.n;
-        self.n += bits;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.out
-    }
-}
-
-/// Quantizes one int8 tensor (its values times its scales) into groups of `nbits` codes.
-pub(super) fn quantize(
-    q: &[i8],
-    scale: &[f32],
-    rows: usize,
-    cols: usize,
-    per_column: bool,
-    nbits: u8,
-    group: usize,
-) -> Weights {
-    let qmax = (1i32 << (nbits - 1)) - 1;
-    let value = |i: usize| {
-        let line = if per_column { i % cols } else { i / cols };
-        q[i] as f32 * scale[line]
-    };
-    let mut bits = Bits {
-        out: Vec::new(),
-        acc: 0,
-        n: 0,
-    };
-    let mut scales = Vec::new();
-    for (start, step, n) in groups(rows, cols, per_column, group) {
-        let xs: Vec<f32> = (0..n).map(|k| value(start + k * step)).collect();
-        let amax = xs.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let mut best = (f32::INFINITY, half::f16::ZERO);
-        for f in CLIP {
-            let s16 = half::f16::from_f32(amax * f / qmax as f32);
-            let s = s16.to_f32();
-            let err: f32 = xs
-                .iter()
-                .map(|&x| {
-                    let c = if s > 0.0 {
-                        (x / s).round().clamp(-(qmax + 1) as f32, qmax as f32)
-                    } else {
-                        0.0
-                    };
-                    (c * s - x).powi(2)
-                })
-                .sum();
-            if err < best.0 {
-                best = (err, s16);
-            }
-        }
-        let s = best.1.to_f32();
-        for &x in &xs {
-            let c = if s > 0.0 {
-                (x / s).round().clamp(-(qmax + 1) as f32, qmax as f32) as i32
-            } else {
-                0
-            };
-            bits.push((c + qmax + 1) as u32, nbits as u32);
-        }
-        scales.push(best.1.to_bits());
-    }
-    Weights {
-        rows: rows as u32,
-        cols: cols as u32,
-        per_column,
-        codes: bits.finish(),
-        scales,
-    }
 }
 
 /// Packs a prepared ONNX model: every int8 tensor `X_q` with a per-row or per-column f32 scale
@@ -257,7 +152,7 @@ pub fn pack(
     let words = weights
         .get(&found.words)
         .ok_or_else(|| model_err("the word-embedding table is not quantized"))?;
-    let words = words::shard(words, spec)?;
+    let words = shard_words(words, spec)?;
     // The weights in the order the encoder names them.
     let mut kept = Vec::new();
     let mut take = |base: &str| -> Result<u32> {
@@ -521,50 +416,27 @@ fn check_encoder(
     max_tokens: usize,
 ) -> Result<()> {
     let err = |e: TractError| model_err(format!("{e:#}"));
-    let mut net = crate::embed::onnx_loader()
+    let mut net = crate::onnx::onnx_loader()
         .model_for_proto_model(model)
         .map_err(err)?;
-    crate::embed::fix_inputs(&mut net)?;
+    crate::onnx::fix_inputs(&mut net)?;
     let plan = net
         .into_optimized()
         .and_then(|m| m.into_runnable())
         .map_err(err)?;
-    let packed = super::read_packed(packed)?;
-    let (tokenizer, _) = crate::embed::tokenizers(tokenizer_json, max_tokens)?;
+    let packed = read_packed(packed)?;
+    let (tokenizer, _) = tokenizers(tokenizer_json, max_tokens)?;
     for text in PROBES {
         let enc = tokenizer
             .encode(text, true)
             .map_err(|e| model_err(e.to_string()))?;
         let n = enc.get_ids().len();
-        let tensor = |xs: &[u32]| -> Result<TValue> {
-            let v: Vec<i64> = xs.iter().map(|&x| x as i64).collect();
-            Ok(tract_ndarray::Array2::from_shape_vec((1, n), v)
-                .map_err(|e| model_err(e.to_string()))?
-                .into_tensor()
-                .into())
-        };
-        let out = plan
-            .run(tvec!(
-                tensor(enc.get_ids())?,
-                tensor(enc.get_attention_mask())?,
-                tensor(enc.get_type_ids())?
-            ))
-            .map_err(err)?;
-        let reference: Vec<f32> = out[0]
-            .to_plain_array_view::<f32>()
-            .map_err(err)?
-            .iter()
-            .copied()
-            .collect();
-        let rows = packed.words.lookup(enc.get_ids())?;
-        let hidden = packed.encoder.run(&rows, enc.get_type_ids())?;
-        let dim = packed.encoder.hidden;
-        let (mut a, mut b) = (
-            crate::embed::mean_pool(&reference, dim),
-            crate::embed::mean_pool(&hidden, dim),
-        );
-        crate::embed::l2_normalize(&mut a);
-        crate::embed::l2_normalize(&mut b);
+        let reference = crate::onnx::run(&plan, &enc)?;
+        let hidden = packed.hidden_states(enc.get_ids(), enc.get_type_ids())?;
+        let dim = packed.width();
+        let (mut a, mut b) = (mean_pool(&reference, dim), mean_pool(&hidden, dim));
+        l2_normalize(&mut a);
+        l2_normalize(&mut b);
         let cosine: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
         if std::env::var_os("LANTERN_PACK_VERBOSE").is_some() {
             eprintln!("pack check: cosine {cosine:.7} over {n} tokens");

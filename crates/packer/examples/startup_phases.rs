@@ -1,9 +1,9 @@
 //! Where the embedder's start-up goes (#11): times each step tract takes from the model file to a
-//! runnable plan (the indexer's path), then the browser's path, from the packed model
+//! runnable plan (the packer's path), then the browser's path, from the packed model
 //! (`model.pack` beside it) to its encoder. Natively; the browser runs the same steps in wasm,
 //! several times slower.
 //!
-//!   cargo run --release -p lantern-embedder --example startup_phases -- models/minilm/model.onnx
+//!   cargo run --release -p lantern-packer --example startup_phases -- models/minilm/model.onnx
 
 use std::time::{Duration, Instant};
 use tract_onnx::prelude::*;
@@ -21,7 +21,7 @@ fn main() -> TractResult<()> {
         .nth(1)
         .unwrap_or_else(|| "models/minilm/model.onnx".into());
     let onnx = std::fs::read(&path)?;
-    let (model, parse) = timed("parse ONNX", || Ok(lantern_embedder::read_graph(&onnx)?))?;
+    let (model, parse) = timed("parse ONNX", || Ok(lantern_packer::read_graph(&onnx)?))?;
     let (typed, analyse) = timed("analyse types", || model.into_typed())?;
     let (decluttered, declutter) = timed("declutter", || typed.into_decluttered())?;
     let (optimized, optimize) = timed("optimize", || decluttered.into_optimized())?;

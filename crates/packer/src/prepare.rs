@@ -11,9 +11,8 @@ use std::collections::HashSet;
 use prost::Message;
 use tract_onnx::pb::{self, attribute_proto::AttributeType, AttributeProto, NodeProto};
 
-use crate::embed::Embedder;
-use crate::error::{Error, Result};
-use crate::manifest::sha256_hex;
+use crate::onnx::OnnxEmbedder;
+use lantern_embedder::{sha256_hex, Embedder, Error, Result};
 use lantern_engine::{Manifest, ModelFiles, PackedFile};
 
 /// The packed model's file name in a prepared model folder.
@@ -42,12 +41,7 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
     }
     let tokenizer = prepare_tokenizer(tokenizer, contract.max_tokens)?;
     let packed = match &contract.packed {
-        Some(p) => Some(crate::pack::pack(
-            &onnx,
-            &tokenizer,
-            p.spec,
-            contract.max_tokens,
-        )?),
+        Some(p) => Some(crate::pack(&onnx, &tokenizer, p.spec, contract.max_tokens)?),
         None => None,
     };
     let manifest = Manifest {
@@ -66,7 +60,7 @@ pub fn prepare(onnx: &[u8], tokenizer: &[u8], contract: &Manifest) -> Result<Pre
         ..contract.clone()
     };
     // Loading probes one embedding and checks its dimensions against the contract.
-    Embedder::new(&manifest, &onnx, &tokenizer)?;
+    OnnxEmbedder::new(&manifest, &onnx, &tokenizer)?;
     if let Some(bytes) = &packed {
         Embedder::from_packed(&manifest, bytes)?;
     }

@@ -1,0 +1,209 @@
+//! `lantern build SITE_DIR`: everything a built site publishes for search, in one folder of
+//! it (`SITE_DIR/lantern/`): the bundle (whole and split) and its query table, the model as
+//! browsers run it, the runtime and widget, the service worker, a search page that works
+//! offline, and the tags to paste into the site's template (`snippet.html`).
+//!
+//! Nothing here is an embedding cache: that lives outside the published folder (see
+//! [`user_cache_path`]), so a generator that wipes its output does not wipe it, and no cache is
+//! ever published.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use lantern_embedder::Model;
+
+use crate::model::publish_model;
+use crate::output::write_atomic;
+use crate::render::escape;
+
+/// The folder inside the site that Lantern writes, and nothing else.
+pub const PUBLISH_FOLDER: &str = "lantern";
+/// The tags to paste before `</head>`, written inside [`PUBLISH_FOLDER`].
+pub const SNIPPET_FILE: &str = "snippet.html";
+/// The bundle's file name inside [`PUBLISH_FOLDER`].
+pub const BUNDLE_FILE: &str = "search.lantern";
+/// The service worker's file inside [`PUBLISH_FOLDER`] (scope: that folder).
+pub const SW_FILE: &str = "sw.js";
+/// The service worker's file at the site root, when it serves the whole site.
+pub const SITE_SW_FILE: &str = "lantern-sw.js";
+
+/// What the service worker controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SwScope {
+    /// Only Lantern's folder: its search page works offline once visited, and the site's own
+    /// pages are left to the site.
+    #[default]
+    Lantern,
+    /// The whole site (`/lantern-sw.js`): every page visited is kept for offline reading.
+    Site,
+    /// No service worker.
+    None,
+}
+
+impl std::str::FromStr for SwScope {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "lantern" => Ok(SwScope::Lantern),
+            "site" => Ok(SwScope::Site),
+            "none" => Ok(SwScope::None),
+            _ => Err(format!(
+                "unknown service worker scope {s:?} (lantern, site or none)"
+            )),
+        }
+    }
+}
+
+/// The runtime's files (path under [`PUBLISH_FOLDER`], bytes), as `site/build.sh` assembles
+/// them and the packaged binary carries them.
+pub type RuntimeFiles<'a> = &'a [(&'a str, &'a [u8])];
+
+/// Where a site's embedding cache lives between deploys: the user's cache folder
+/// (`$XDG_CACHE_HOME` or `~/.cache`, `lantern/builds/`), one file per site, named by the
+/// site folder's absolute path. `None` when the machine has no home folder.
+pub fn user_cache_path(site: &Path) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let abs = std::path::absolute(site).unwrap_or_else(|_| site.to_path_buf());
+    let key = lantern_embedder::sha256_hex(abs.to_string_lossy().as_bytes());
+    Some(
+        base.join("lantern")
+            .join("builds")
+            .join(format!("{}.cache", &key[..16])),
+    )
+}
+
+/// The tags a site pastes before `</head>` of every page. `base` is the site's base URL
+/// (`/`, `/docs/`, `https://example.org/book/`).
+pub fn snippet(base: &str, sw: SwScope) -> String {
+    let base = escape(&format!("{}/", base.trim_end_matches('/')));
+    let dir = format!("{base}{PUBLISH_FOLDER}/");
+    let sw = match sw {
+        SwScope::Lantern => format!("<meta name=\"lantern-sw\" content=\"{dir}{SW_FILE}\">\n"),
+        SwScope::Site => format!("<meta name=\"lantern-sw\" content=\"{base}{SITE_SW_FILE}\">\n"),
+        SwScope::None => String::new(),
+    };
+    format!(
+        "<!-- Lantern search: paste before </head> of every page -->\n\
+         {sw}<script type=\"module\" src=\"{dir}widget.js\"></script>\n\
+         <lantern-search bundle=\"{dir}{BUNDLE_FILE}\" model=\"{dir}model/\"></lantern-search>\n"
+    )
+}
+
+/// A search page inside [`PUBLISH_FOLDER`]: the service worker's scope always holds a page,
+/// so a reader can search offline there.
+fn search_page(base: &str) -> String {
+    let base = escape(&format!("{}/", base.trim_end_matches('/')));
+    let dir = format!("{base}{PUBLISH_FOLDER}/");
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>Search</title>\n<meta name=\"lantern-sw\" content=\"{dir}{SW_FILE}\">\n\
+         <script type=\"module\" src=\"{dir}widget.js\"></script>\n</head>\n<body>\n\
+         <main><p><a href=\"{base}\">Back to the site</a></p>\n\
+         <lantern-search page bundle=\"{dir}{BUNDLE_FILE}\" model=\"{dir}model/\"></lantern-search>\n\
+         </main>\n</body>\n</html>\n"
+    )
+}
+
+/// What [`publish`] wrote.
+pub struct Published {
+    /// The published folder.
+    pub dir: PathBuf,
+    /// The tags to paste (also in `snippet.html`).
+    pub snippet: String,
+}
+
+/// Writes the runtime, the model, the service worker, the search page and the snippet into
+/// `site/lantern/` (the bundle is built there first, by [`crate::build`]). Files of the
+/// runtime's earlier versions that this one does not have are removed.
+pub fn publish(
+    site: &Path,
+    runtime: RuntimeFiles,
+    model: &Model,
+    base: &str,
+    sw: SwScope,
+) -> Result<Published> {
+    let dir = site.join(PUBLISH_FOLDER);
+    let Some((_, worker)) = runtime.iter().find(|(p, _)| *p == SW_FILE) else {
+        bail!("the runtime has no {SW_FILE}");
+    };
+    if !runtime.iter().any(|(p, _)| *p == "widget.js") {
+        bail!("the runtime has no widget.js");
+    }
+    let mut written = HashSet::new();
+    for (rel, bytes) in runtime {
+        if rel.split('/').any(|part| part.is_empty() || part == "..") {
+            bail!("the runtime names an unsafe path {rel:?}");
+        }
+        let path = dir.join(rel);
+        let same = std::fs::read(&path).is_ok_and(|old| old == *bytes);
+        if !same {
+            write_atomic(&path, bytes)?;
+        }
+        written.insert(path);
+    }
+    // Older runtimes' content-addressed modules, under the runtime's own folders.
+    for sub in ["pkg", "ui"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let base = path.with_extension("");
+            let original = match path.extension().and_then(|e| e.to_str()) {
+                Some("br" | "gz") => base,
+                _ => path.clone(),
+            };
+            if !written.contains(&original) && path.is_file() {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("removing the stale {}", path.display()))?;
+            }
+        }
+    }
+    publish_model(model, &dir.join("model"))?;
+    let site_sw = site.join(SITE_SW_FILE);
+    match sw {
+        SwScope::Site => write_atomic(&site_sw, worker)?,
+        SwScope::Lantern | SwScope::None => crate::remove_stale(&site_sw)?,
+    }
+    if sw == SwScope::None {
+        crate::remove_stale(&dir.join(SW_FILE))?;
+    }
+    write_atomic(&dir.join("index.html"), search_page(base).as_bytes())?;
+    let snippet = snippet(base, sw);
+    write_atomic(&dir.join(SNIPPET_FILE), snippet.as_bytes())?;
+    Ok(Published { dir, snippet })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_snippet_points_into_the_published_folder_and_escapes_the_base() {
+        let s = snippet("/", SwScope::Lantern);
+        assert!(s.contains("<script type=\"module\" src=\"/lantern/widget.js\"></script>"));
+        assert!(s.contains("bundle=\"/lantern/search.lantern\" model=\"/lantern/model/\""));
+        assert!(s.contains("content=\"/lantern/sw.js\""));
+        let s = snippet("/book", SwScope::Site);
+        assert!(s.contains("src=\"/book/lantern/widget.js\""));
+        assert!(s.contains("content=\"/book/lantern-sw.js\""));
+        assert!(!snippet("/", SwScope::None).contains("lantern-sw"));
+        let s = snippet("/\"><script>x</script>", SwScope::None);
+        assert!(!s.contains("<script>x"), "{s}");
+    }
+
+    #[test]
+    fn the_cache_lives_outside_the_site() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("site");
+        if let Some(p) = user_cache_path(&site) {
+            assert!(!p.starts_with(&site), "{}", p.display());
+            assert_ne!(Some(p), user_cache_path(&dir.path().join("other")));
+        }
+    }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the self-contained `lantern` and the packages site owners install it from, into OUT
+# (default out/dist):
+#   lantern                                   the binary (Linux x86-64): it carries the browser
+#                                             runtime, the widget, the service worker and the model
+#   lantern-VERSION-x86_64-linux.tar.gz       the binary to download
+#   lantern-docs-search-VERSION.tgz           the npm package (`npx lantern build site/`)
+#   lantern_docs_search-VERSION-*.whl         the Python wheel (`pip install`, then `lantern`)
+# Plain `cargo build` stays the development path (it carries nothing and reads the checkout).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+out="$(mkdir -p "${1:-out/dist}" && cd "${1:-out/dist}" && pwd)"
+version="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
+work="$out/work"
+rm -rf "$work"
+mkdir -p "$work/assets"
+
+bash models/fetch.sh
+# The runtime every reader's browser runs.
+bash web/build.sh "$work/assets/web"
+# The model as a site publishes it (content-addressed pack and word rows): published by a
+# development build of `lantern` over a small built site, then carried by the real one.
+cargo build --quiet --release -p lantern-cli
+mkdir -p "$work/site"
+cp -r tests/corpus/built-site/. "$work/site/"
+./target/release/lantern build "$work/site" --runtime "$work/assets/web" --no-cache --quiet \
+  --model-dir models/minilm >/dev/null
+cp -r "$work/site/lantern/model" "$work/assets/model"
+
+# The binary, carrying both.
+LANTERN_ASSETS_DIR="$work/assets" cargo build --quiet --release -p lantern-cli
+cp target/release/lantern "$out/lantern"
+strip "$out/lantern" 2>/dev/null || true
+# Leave the development binary as a plain build would have it.
+cargo build --quiet --release -p lantern-cli
+
+# The download.
+tar -C "$out" -czf "$out/lantern-$version-x86_64-linux.tar.gz" lantern
+
+# npm: the binary and a small launcher (a clear error on other platforms).
+npm_dir="$work/npm"
+mkdir -p "$npm_dir/bin" "$npm_dir/vendor"
+cp "$out/lantern" "$npm_dir/vendor/lantern-linux-x64"
+cp dist/npm/lantern.js "$npm_dir/bin/lantern.js"
+cp dist/npm/README.md "$npm_dir/README.md"
+sed "s/__VERSION__/$version/" dist/npm/package.json > "$npm_dir/package.json"
+(cd "$npm_dir" && npm pack --silent --pack-destination "$out" >/dev/null)
+
+# Python: a wheel whose script is the binary.
+python3 dist/wheel.py "$out/lantern" "$out" "$version"
+
+rm -rf "$work"
+ls -l "$out" | awk 'NR > 1 {print "  " $5 " bytes  " $9}'

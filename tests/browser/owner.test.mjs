@@ -1,0 +1,189 @@
+// A site owner's whole path, as that owner: from the npm package alone (dist/package.sh), in an
+// empty folder with no repository, no cargo and no model on PATH or disk. An MkDocs site (its
+// default theme) and an mdBook site are built by the real generators; `npx lantern build` writes
+// search into them; the snippet is pasted before </head>; a reader types in Chromium.
+// The Python wheel is installed into a fresh virtualenv and runs the same command.
+// Needs LANTERN_DIST (the packages) and the generators tests/html/build-sites.sh installs.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, statSync, existsSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { browser, root } from './harness.mjs';
+
+const dist = process.env.LANTERN_DIST;
+const mkdocs = join(root, 'tests/html/.venv/bin/mkdocs');
+const mdbook = join(root, '.tools/bin/mdbook');
+const cargoBook = join(root, '../shared/corpora/cargo-book/src');
+const skip = !dist ? 'LANTERN_DIST is not set (bash dist/package.sh builds the packages)'
+  : !existsSync(mkdocs) || !existsSync(mdbook) ? 'the generators are not installed (tests/html/build-sites.sh)'
+    : !existsSync(cargoBook) ? `the Cargo book is not at ${cargoBook}` : false;
+
+// The owner's machine: system tools only. No ~/.cargo/bin, no checkout, no model folder.
+const home = skip ? '' : mkdtempSync(join(tmpdir(), 'lantern-owner-'));
+const env = {
+  PATH: '/usr/local/bin:/usr/bin:/bin',
+  HOME: home,
+  XDG_CACHE_HOME: join(home, '.cache'),
+  npm_config_cache: join(home, '.npm'),
+  npm_config_offline: 'true',
+};
+const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+
+function walk(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out); else out.push(p);
+  }
+  return out;
+}
+
+/** Pastes the snippet before </head> of every page, as the owner's template would. */
+function paste(site) {
+  const snippet = readFileSync(join(site, 'lantern/snippet.html'), 'utf8');
+  for (const p of walk(site).filter((f) => f.endsWith('.html') && !f.startsWith(join(site, 'lantern')))) {
+    writeFileSync(p, readFileSync(p, 'utf8').replace('</head>', `${snippet}</head>`));
+  }
+}
+
+function serveWith(bin, dir) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['serve', dir, '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const m = buf.match(/at (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) resolve({ url: m[1], stop: () => child.kill('SIGINT') });
+    });
+    child.on('error', reject);
+  });
+}
+
+let owner;
+let chrome;
+const servers = [];
+const timings = {};
+
+before(async () => {
+  if (skip) return;
+  owner = join(home, 'docs-site');
+  mkdirSync(owner);
+  run('npm', ['init', '-y'], owner);
+  const tarball = readdirSync(dist).find((f) => f.endsWith('.tgz'));
+  run('npm', ['install', '--no-audit', '--no-fund', join(dist, tarball)], owner);
+  // MkDocs, default theme, over the Cargo book's markdown.
+  writeFileSync(join(owner, 'mkdocs.yml'), `site_name: Cargo\ndocs_dir: ${cargoBook}\nsite_dir: site\ntheme:\n  name: mkdocs\n`);
+  run(mkdocs, ['build', '--quiet'], owner);
+  let t = Date.now();
+  timings.buildLog = run('npx', ['lantern', 'build', 'site/', '--quiet'], owner);
+  timings.coldMs = Date.now() - t;
+  paste(join(owner, 'site'));
+  chrome = await browser();
+});
+after(async () => {
+  await chrome?.close();
+  for (const s of servers) s.stop();
+});
+
+test('npx lantern build writes everything under site/lantern/, and no embedding cache', { skip }, () => {
+  const site = join(owner, 'site');
+  assert.match(timings.buildLog, /published search into .*site\/lantern/);
+  assert.match(timings.buildLog, /<script type="module" src="\/lantern\/widget\.js"><\/script>/);
+  for (const f of ['snippet.html', 'widget.js', 'sw.js', 'index.html', 'search.lantern', 'search.lantern.d/meta.bin', 'model/manifest.json']) {
+    assert.ok(existsSync(join(site, 'lantern', f)), f);
+  }
+  const files = walk(site);
+  assert.ok(!files.some((f) => /cache/i.test(f.slice(site.length))), files.filter((f) => /cache/i.test(f)).join());
+  assert.ok(walk(join(home, '.cache/lantern')).some((f) => f.endsWith('.cache')), 'the cache is in the user cache folder');
+  const published = files.filter((f) => f.startsWith(join(site, 'lantern')));
+  const bytes = published.reduce((n, f) => n + statSync(f).size, 0);
+  console.log(`# published: ${published.length} files, ${(bytes / 1048576).toFixed(1)} MiB; cold build ${(timings.coldMs / 1000).toFixed(1)} s`);
+});
+
+test('the generator wipes its output, the next deploy embeds nothing again', { skip }, () => {
+  run(mkdocs, ['build', '--quiet'], owner);
+  assert.ok(!existsSync(join(owner, 'site/lantern')), 'mkdocs build wiped site/');
+  const t = Date.now();
+  const log = run('npx', ['lantern', 'build', 'site/', '--quiet'], owner);
+  console.log(`# rebuild after the generator: ${((Date.now() - t) / 1000).toFixed(1)} s; ${log.split('\n')[0]}`);
+  assert.match(log, / \(0 embedded, \d+ from cache/);
+  paste(join(owner, 'site'));
+});
+
+/** Opens search with Ctrl-K and types `text` a key at a time; the page must not move. */
+async function typeInWidget(page, text) {
+  const before = page.url();
+  await page.keyboard.press('Control+k');
+  const input = page.locator('lantern-search').first().locator('input');
+  await input.waitFor();
+  await page.keyboard.type(text, { delay: 120 });
+  await page.waitForTimeout(500);
+  assert.equal(page.url(), before, `typing "${text}" moved the page`);
+  assert.equal(await input.inputValue(), text);
+  return input;
+}
+
+test('MkDocs default theme: Ctrl-K, "cargo publish" typed lands on cargo-publish; the theme keeps its keys', { skip }, async () => {
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(owner, 'site'));
+  servers.push(server);
+  const page = await chrome.newPage();
+  try {
+    await page.goto(server.url + 'guide/');
+    await typeInWidget(page, 'cargo publish');
+    const first = page.locator('lantern-search').first().locator('[role=option] a').first();
+    await first.waitFor({ timeout: 30_000 });
+    assert.match(await first.getAttribute('href'), /^\/commands\/cargo-publish\/(\?|#|$)/);
+    // A paraphrase: the model arrives and the results turn hybrid.
+    const input = page.locator('lantern-search').first().locator('input');
+    await input.fill('');
+    await page.keyboard.type('how do I upload my package so others can depend on it', { delay: 20 });
+    await page.locator('lantern-search').first().locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(root, 'tests/browser/output/owner-mkdocs.png') });
+    // Escape closes the dialog; outside it the theme's own "n" still moves to the next page.
+    await page.keyboard.press('Escape');
+    await page.evaluate(() => document.activeElement?.blur());
+    const here = page.url();
+    await page.keyboard.press('n');
+    await page.waitForURL((u) => u.href !== here, { timeout: 5_000 });
+  } finally {
+    await page.close();
+  }
+});
+
+test('mdBook: typing n, p, s and arrows in the dialog leaves the book where it is', { skip }, async () => {
+  const book = join(home, 'book');
+  mkdirSync(book);
+  writeFileSync(join(book, 'book.toml'), `[book]\ntitle = "Cargo"\nsrc = "${cargoBook}"\n[output.html]\n`);
+  execFileSync(mdbook, ['build', book, '-d', join(book, 'out')], { env, stdio: 'ignore' });
+  run('npx', ['lantern', 'build', join(book, 'out'), '--quiet'], owner);
+  paste(join(book, 'out'));
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(book, 'out'));
+  servers.push(server);
+  const page = await chrome.newPage();
+  try {
+    await page.goto(server.url + 'guide/index.html');
+    await typeInWidget(page, 'cargo publish');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForTimeout(500);
+    assert.match(page.url(), /guide\/index\.html$/);
+    const first = page.locator('lantern-search').first().locator('[role=option] a').first();
+    await first.waitFor({ timeout: 30_000 });
+    assert.match(await first.getAttribute('href'), /commands\/cargo-publish\.html/);
+  } finally {
+    await page.close();
+  }
+});
+
+test('the Python wheel: pip install into a fresh virtualenv puts a working lantern on PATH', { skip }, () => {
+  const wheel = readdirSync(dist).find((f) => f.endsWith('.whl'));
+  const venv = join(home, 'venv');
+  run('python3', ['-m', 'venv', venv], home);
+  run(join(venv, 'bin/pip'), ['install', '--quiet', '--no-index', '--disable-pip-version-check', join(dist, wheel)], home);
+  const site = join(home, 'py-site');
+  cpSync(join(owner, 'site'), site, { recursive: true, filter: (src) => !src.startsWith(join(owner, 'site', 'lantern')) });
+  const log = run(join(venv, 'bin/lantern'), ['build', site, '--quiet'], home);
+  assert.match(log, /published search into/);
+  assert.ok(existsSync(join(site, 'lantern/snippet.html')));
+});
