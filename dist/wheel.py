@@ -56,7 +56,8 @@ def main() -> None:
         for name, data in files.items():
             zi = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
             zi.compress_type = zipfile.ZIP_DEFLATED
-            zi.external_attr = (0o755 if name.endswith("/lantern") else 0o644) << 16
+            # A regular file (S_IFREG) with its mode: pip marks such an executable script executable.
+            zi.external_attr = (0o100755 if name.endswith("/lantern") else 0o100644) << 16
             z.writestr(zi, data)
     print(f"  wrote {path.name}")
 

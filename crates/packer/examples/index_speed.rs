@@ -28,7 +28,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let packed = model.embedder()?;
     let onnx = std::fs::read(dir.join(&model.manifest.files.model))?;
     let tract = OnnxEmbedder::new(&model.manifest, &onnx, &model.tokenizer)?;
-    let tokens: usize = texts.iter().map(|t| packed.token_ids(t).map_or(0, |v| v.len())).sum();
+    let tokens: usize = texts
+        .iter()
+        .map(|t| packed.token_ids(t).map_or(0, |v| v.len()))
+        .sum();
     println!(
         "{} chunks, {:.0} tokens each on average, {} threads",
         texts.len(),
@@ -39,7 +42,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let start = Instant::now();
         let vectors: Vec<Vec<f32>> = texts.par_iter().map(|t| f(t).expect("embeds")).collect();
         let secs = start.elapsed().as_secs_f64();
-        println!("{name:<28} {:>8.1} chunks/s ({secs:.1} s)", texts.len() as f64 / secs);
+        println!(
+            "{name:<28} {:>8.1} chunks/s ({secs:.1} s)",
+            texts.len() as f64 / secs
+        );
         (vectors, secs)
     };
     let (a, own) = time("Lantern's encoder (pack)", &|t| packed.embed(t));
