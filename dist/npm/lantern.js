@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Runs the `lantern` binary this package carries, with the arguments and streams as given.
+// Runs the `lantern` binary this package carries, with the arguments and streams as given;
+// signals sent to this launcher (a process manager's SIGTERM, Ctrl-C) are passed on to it.
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
+const { constants } = require('node:os');
 const { join } = require('node:path');
 
 if (process.platform !== 'linux' || process.arch !== 'x64') {
@@ -9,9 +11,14 @@ if (process.platform !== 'linux' || process.arch !== 'x64') {
   process.exit(1);
 }
 const bin = join(__dirname, '..', 'vendor', 'lantern-linux-x64');
-const r = spawnSync(bin, process.argv.slice(2), { stdio: 'inherit' });
-if (r.error) {
-  console.error(`lantern: could not run ${bin}: ${r.error.message}`);
-  process.exit(1);
+const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => child.kill(signal));
 }
-process.exit(r.status ?? 1);
+child.on('error', (e) => {
+  console.error(`lantern: could not run ${bin}: ${e.message}`);
+  process.exit(1);
+});
+child.on('exit', (code, signal) => {
+  process.exit(signal ? 128 + (constants.signals[signal] ?? 1) : code ?? 1);
+});
