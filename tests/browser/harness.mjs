@@ -131,8 +131,16 @@ export async function serve(dir, { watched = false } = {}) {
 }
 
 function lanternServe(dir) {
+  return serveWith(lantern, dir);
+}
+
+/**
+ * `BIN serve DIR` on a free loopback port (BIN: the checkout's lantern, or a package's launcher,
+ * which passes the stop signal on), with `env` if given; resolves to its URL and a stop function.
+ */
+export function serveWith(bin, dir, env = process.env) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(lantern, ['serve', dir, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(bin, ['serve', dir, '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
     child.stdout.on('data', (d) => {
       buf += d;

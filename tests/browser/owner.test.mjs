@@ -7,11 +7,11 @@
 // Needs LANTERN_DIST (the packages) and the generators tests/html/build-sites.sh installs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, statSync, existsSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { browser, root } from './harness.mjs';
+import { browser, root, serveWith } from './harness.mjs';
 
 const dist = process.env.LANTERN_DIST;
 const mkdocs = join(root, 'tests/html/.venv/bin/mkdocs');
@@ -39,20 +39,6 @@ function walk(dir, out = []) {
     if (statSync(p).isDirectory()) walk(p, out); else out.push(p);
   }
   return out;
-}
-
-function serveWith(bin, dir) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['serve', dir, '--addr', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let buf = '';
-    child.stdout.on('data', (d) => {
-      buf += d;
-      const m = buf.match(/at (http:\/\/127\.0\.0\.1:\d+\/)/);
-      // Through the package's launcher, which passes the signal on to the binary.
-      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-    });
-    child.on('error', reject);
-  });
 }
 
 let owner;
@@ -134,7 +120,7 @@ async function typeInWidget(page, text) {
 }
 
 test('MkDocs default theme: Ctrl-K, "cargo publish" typed, its page first; a paraphrase turns hybrid; the theme keeps its keys', { skip }, async () => {
-  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(owner, 'site'));
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(owner, 'site'), env);
   servers.push(server);
   const page = await chrome.newPage();
   try {
@@ -185,7 +171,7 @@ test('mdBook: typing n, p, s and arrows in the dialog leaves the book where it i
   execFileSync(mdbook, ['build', book, '-d', join(book, 'out')], { env, stdio: 'ignore' });
   run('npx', ['lantern', 'build', join(book, 'out'), '--quiet'], owner);
   assert.match(readFileSync(join(book, 'out/guide/index.html'), 'utf8'), /<lantern-search bundle=/);
-  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(book, 'out'));
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), join(book, 'out'), env);
   servers.push(server);
   const page = await chrome.newPage();
   try {
