@@ -140,6 +140,7 @@ test('MkDocs default theme: Ctrl-K, "cargo publish" typed, its page first; a par
     await input.fill('');
     await page.keyboard.type('how do I upload my package so others can depend on it', { delay: 20 });
     await page.locator('lantern-search').first().locator('.mode-used').filter({ hasText: 'hybrid results' }).waitFor({ timeout: 60_000 });
+    mkdirSync(join(root, 'tests/browser/output'), { recursive: true });
     await page.screenshot({ path: join(root, 'tests/browser/output/owner-mkdocs.png') });
     // Escape closes the dialog; outside it the theme's own "n" still moves to the next page.
     await page.keyboard.press('Escape');

@@ -336,6 +336,12 @@ impl BuildArgs {
                         "markdown sources are not a site to publish into: give --out FILE for the bundle (or `lantern site` to render them)"
                     );
                 }
+                if config.input == Input::Auto && holds_markdown_only(&self.docs) {
+                    anyhow::bail!(
+                        "{} holds markdown, not a built site: point lantern at your generator's output (site/, book/, public/...), or give --out FILE to build a bundle from the markdown",
+                        self.docs.display()
+                    );
+                }
                 config.input = Input::Html;
                 config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
                 config.exclude.push(SITE_SW_FILE.to_string());
@@ -359,6 +365,19 @@ impl BuildArgs {
             progress: !self.quiet,
         })
     }
+}
+
+/// Whether `dir` has markdown files and no HTML page (a docs source, not a built site).
+fn holds_markdown_only(dir: &std::path::Path) -> bool {
+    let mut markdown = false;
+    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
+        let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
+        if name.ends_with(".html") || name.ends_with(".htm") {
+            return false;
+        }
+        markdown |= name.ends_with(".md") || name.ends_with(".markdown");
+    }
+    markdown
 }
 
 impl EvalArgs {
