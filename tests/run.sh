@@ -9,6 +9,8 @@ bash models/fetch.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+# The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses).
+cargo build --release -p lantern-cli --bin lantern
 
 # Quality gate: hit@5 and MRR@10 floors sit just under the baseline measured on 2026-11-30
 # (hybrid hit@5 1.000, MRR@10 0.907 over 45 answerable questions). On every set and question
