@@ -320,6 +320,60 @@ class OverHttp(unittest.TestCase):
         self.assertTrue(again["text"])
 
 
+def post_initialize(url, origin=None):
+    """One raw `initialize` POST: (status, session id or None)."""
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "probe", "version": "0"}},
+    }).encode()
+    headers = {"content-type": "application/json",
+               "accept": "application/json, text/event-stream"}
+    if origin:
+        headers["origin"] = origin
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            res.read(1)
+            return res.status, res.headers.get("mcp-session-id")
+    except urllib.error.HTTPError as e:
+        return e.code, None
+
+
+class HttpHardening(unittest.TestCase):
+    def test_foreign_origins_floods_and_session_storms_are_refused(self):
+        args = [LANTERN, "mcp", BUNDLE, "--http", "127.0.0.1:0"]
+        with Process(args, r"(http://127\.0\.0\.1:(\d+)/mcp)") as server:
+            url, port = server.match.group(1), server.match.group(2)
+            # A page on another site may not drive the server from a reader's browser.
+            self.assertEqual(post_initialize(url, "https://evil.example")[0], 403)
+            self.assertEqual(post_initialize(url, f"http://localhost:{port}")[0], 200)
+            # 200,000 filter values are refused at once, and the server keeps answering.
+            flood = {"docs": [f"v{i}" for i in range(200_000)]}
+
+            async def body(s):
+                bad = await s.call_tool("search_docs", {"query": "cache", "filters": flood})
+                long_key = await s.call_tool(
+                    "search_docs", {"query": "cache", "filters": {"k" * 3_000_000: ["v"]}})
+                status = structured(await s.call_tool("corpus_status", {}))
+                return bad, long_key, status
+
+            bad, long_key, status = run(over_http(url, body))
+            self.assertTrue(bad.is_error)
+            self.assertIn("limit is 256", text_of(bad))
+            self.assertTrue(long_key.is_error)
+            self.assertLess(len(text_of(long_key)), 500, "a long key is not echoed whole")
+            self.assertEqual(status["pages"], DOCS_PAGES)
+            # Sessions are capped: after 1024 open ones, a new one is refused until some close.
+            codes = [post_initialize(url)[0] for _ in range(1030)]
+            # (Two sessions may be open already: the probe's and the client's.)
+            self.assertIn(codes.count(200), range(1022, 1025), codes[-10:])
+            self.assertNotEqual(codes[-1], 200)
+
+
 class RemoteBundle(unittest.TestCase):
     def test_a_deployed_bundle_is_fetched_checked_and_cached(self):
         with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as cache:
@@ -339,6 +393,11 @@ class RemoteBundle(unittest.TestCase):
 
                 status, found = run(over_stdio(url, body, "--cache-dir", cache))
                 self.assertEqual(status["source"], url)
+                # Credentials in the URL are sent, never shown.
+                secret = url.replace("http://", "http://reader:s3cret@")
+                status, found = run(over_stdio(secret, body, "--cache-dir", cache, "--refresh"))
+                self.assertEqual(status["source"], url)
+                self.assertNotIn("s3cret", json.dumps([status, found]))
                 self.assertEqual(status["pages"], DOCS_PAGES)
                 # Links point at the site the bundle came from.
                 self.assertTrue(found["hits"][0]["url"].startswith(base + "/"))

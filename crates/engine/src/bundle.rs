@@ -306,6 +306,13 @@ pub struct PartSizes {
 /// Raw chunk text per text block: a shown result fetches its block, so blocks stay small.
 const TEXT_BLOCK_BYTES: usize = 4 * 1024;
 
+/// Most chunks a bundle may hold: 2^22, two thousand times the Rust book. Its placeholders
+/// cost 80 bytes a chunk before any shard loads, so a header may not ask for more than this.
+pub const MAX_CHUNKS: u32 = 1 << 22;
+
+/// Fewest bytes a chunk takes in its text shard (page, breadcrumb, anchor and text lengths).
+const MIN_CHUNK_TEXT_BYTES: u64 = 4;
+
 /// First chunk of each text block, cutting after about [`TEXT_BLOCK_BYTES`] of text.
 pub(crate) fn cut_text_blocks(chunks: &[Chunk]) -> Vec<u32> {
     let mut firsts = Vec::new();
@@ -333,6 +340,11 @@ fn placeholder_page() -> Page {
 
 fn encode<T: Serialize + ?Sized>(v: &T) -> Result<Vec<u8>> {
     postcard::to_allocvec(v).map_err(|e| Error::Encode(e.to_string()))
+}
+
+/// Bytes of a postcard varint holding `n`.
+fn varint_len(n: u64) -> u64 {
+    (64 - n.max(1).leading_zeros() as u64).div_ceil(7)
 }
 
 fn shard_ref(bytes: &[u8]) -> ShardRef {
@@ -433,6 +445,13 @@ impl Bundle {
                 crate::analyze::ANALYZER_VERSION
             ));
         }
+        let counts = shard_counts(&meta);
+        if ShardKind::ALL
+            .into_iter()
+            .any(|k| meta.groups.of(k).len() != counts[k as usize].div_ceil(GROUP))
+        {
+            return bad("the shard groups do not match the blocks");
+        }
         if meta.page_chunks.len() != header.pages as usize {
             return bad("page count differs from the header");
         }
@@ -446,6 +465,11 @@ impl Bundle {
             return bad("chunk count differs from the header");
         }
         let chunks = header.chunks;
+        if chunks > MAX_CHUNKS {
+            return bad(&format!(
+                "the header claims {chunks} chunks; a bundle holds at most {MAX_CHUNKS}"
+            ));
+        }
         let mut text_firsts = Vec::with_capacity(meta.text_blocks.len());
         let mut first = 0u64;
         for &n in &meta.text_blocks {
@@ -503,13 +527,6 @@ impl Bundle {
             || parts > chunks.max(1) as usize
         {
             return bad("the vector partition table is malformed");
-        }
-        let counts = shard_counts(&meta);
-        if ShardKind::ALL
-            .into_iter()
-            .any(|k| meta.groups.of(k).len() != counts[k as usize].div_ceil(GROUP))
-        {
-            return bad("the shard groups do not match the blocks");
         }
         let text_loaded = vec![false; meta.text_blocks.len()];
         Ok(Bundle {
@@ -744,16 +761,7 @@ impl Bundle {
     /// checks its contents. Loading a shard twice is harmless.
     pub fn add_shard(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         let not_ours = || Error::Shard(format!("{name:?} is not a shard of this bundle"));
-        let parsed = name.strip_suffix(".bin").and_then(|n| {
-            let (rest, member) = n.rsplit_once('-')?;
-            let (kind, hash) = rest.split_once('-')?;
-            let member: usize = member.parse().ok().filter(|&m| m < GROUP)?;
-            let hash = u64::from_str_radix(hash, 16)
-                .ok()
-                .filter(|_| hash.len() == 16)?;
-            Some((ShardKind::from_prefix(kind)?, hash, member))
-        });
-        let (kind, hash, member) = parsed.ok_or_else(not_ours)?;
+        let (kind, hash, member) = parse_shard_name(name).ok_or_else(not_ours)?;
         let count = shard_counts(&self.meta)[kind as usize];
         // Identical groups share names (and bytes): the file loads into each.
         let indexes: Vec<usize> = self
@@ -776,6 +784,19 @@ impl Bundle {
         Ok(())
     }
 
+    /// The most bytes shard file `name` can hold (its group's declared size), or `None` when
+    /// the meta names no such shard: a reader stops reading there.
+    pub fn shard_max_len(&self, name: &str) -> Option<u64> {
+        let (kind, hash, _) = parse_shard_name(name)?;
+        self.meta
+            .groups
+            .of(kind)
+            .iter()
+            .filter(|g| g.hash == hash)
+            .map(|g| g.bytes as u64)
+            .max()
+    }
+
     /// Checks a shard file against its group and returns its body.
     fn open_shard<'a>(&self, kind: ShardKind, index: usize, bytes: &'a [u8]) -> Result<&'a [u8]> {
         let g = index / GROUP;
@@ -788,6 +809,21 @@ impl Bundle {
         }
         if shard_ref(&encode(&file.siblings)?).hash != group.hash {
             return Err(Error::Checksum);
+        }
+        // The group's size bounded what was allocated before any shard arrived: it must be
+        // true. Every member's file is the same sibling list and its own body.
+        let list = (bytes.len() - rest.len() - file.body.len()) as u64
+            - varint_len(file.body.len() as u64);
+        let total = file
+            .siblings
+            .iter()
+            .map(|r| list + varint_len(r.len as u64) + r.len as u64)
+            .sum::<u64>()
+            .min(u32::MAX as u64);
+        if total != group.bytes as u64 {
+            return Err(Error::Inconsistent(
+                "the shard group's size differs from the meta's".into(),
+            ));
         }
         let own = file.siblings[index % GROUP];
         if file.body.len() as u64 != own.len as u64 {
@@ -973,6 +1009,34 @@ impl Bundle {
             postcard::from_bytes(header).map_err(|e| Error::Decode(format!("header: {e}")))?;
         let payload: Payload =
             postcard::from_bytes(payload).map_err(|e| Error::Decode(format!("payload: {e}")))?;
+        // Every count that sizes an allocation is bounded first by the bytes that back it: the
+        // shard groups' declared sizes, which each shard is checked against on arrival, and
+        // which a whole file must hold.
+        let declared = |k: ShardKind| {
+            payload
+                .meta
+                .groups
+                .of(k)
+                .iter()
+                .map(|g| g.bytes as u64)
+                .sum::<u64>()
+        };
+        let all: u64 = ShardKind::ALL.into_iter().map(declared).sum();
+        if !payload.inline.is_empty() && all > bytes.len() as u64 {
+            return Err(Error::Inconsistent(format!(
+                "the meta declares {all} bytes of shards in a file of {}",
+                bytes.len()
+            )));
+        }
+        let chunks = header.chunks as u64;
+        if header.chunks <= MAX_CHUNKS
+            && (chunks * MIN_CHUNK_TEXT_BYTES > declared(ShardKind::Text)
+                || chunks * header.model.dim as u64 > declared(ShardKind::Vectors))
+        {
+            return Err(Error::Inconsistent(format!(
+                "the header claims {chunks} chunks, more than its shards' declared bytes hold"
+            )));
+        }
         let mut bundle = Bundle::unloaded(header, payload.meta)?;
         if payload.inline.is_empty() {
             return Ok(bundle);
@@ -1082,6 +1146,17 @@ fn shard_counts(m: &Meta) -> [usize; 4] {
     ]
 }
 
+/// Kind, group hash and place in the group of a shard file's name (see [`name_in`]).
+fn parse_shard_name(name: &str) -> Option<(ShardKind, u64, usize)> {
+    let (rest, member) = name.strip_suffix(".bin")?.rsplit_once('-')?;
+    let (kind, hash) = rest.split_once('-')?;
+    let member: usize = member.parse().ok().filter(|&m| m < GROUP)?;
+    let hash = u64::from_str_radix(hash, 16)
+        .ok()
+        .filter(|_| hash.len() == 16)?;
+    Some((ShardKind::from_prefix(kind)?, hash, member))
+}
+
 /// File name of shard `index` of a kind: its kind, its group's hash and its place there.
 fn name_in(m: &Meta, kind: ShardKind, index: usize) -> String {
     let hash = m.groups.of(kind)[index / GROUP].hash;
@@ -1134,4 +1209,97 @@ fn split(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
         return Err(Error::Checksum);
     }
     Ok(body.split_at(header_len as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BundleWriter, Lang, ModelInfo};
+
+    const DIM: usize = 8;
+
+    fn small() -> Bundle {
+        let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), DIM as u32, 64), 0.3);
+        let page = w.add_page("/a.html", "A", "a.md", Lang::English);
+        for c in 0..5 {
+            w.add_chunk(
+                page,
+                vec!["A".into()],
+                &format!("s{c}"),
+                &format!("text number {c}"),
+            );
+        }
+        w.finish((0..5).map(|i| crate::vector::unit(i, DIM)).collect())
+            .unwrap()
+    }
+
+    /// The split meta file of `b` after `edit` (the checksum made valid again).
+    fn forged_meta(b: &mut Bundle, edit: impl FnOnce(&mut Header, &mut Meta)) -> Vec<u8> {
+        let (mut meta, _) = b.encode_shards().unwrap();
+        let saved = b.header.clone();
+        edit(&mut b.header, &mut meta);
+        let file = b.file(&Payload {
+            meta,
+            inline: Vec::new(),
+        });
+        b.header = saved;
+        file.unwrap()
+    }
+
+    fn claim_chunks(h: &mut Header, m: &mut Meta, chunks: u32) {
+        let extra = chunks - h.chunks;
+        h.chunks = chunks;
+        *m.page_chunks.last_mut().unwrap() += extra;
+        *m.text_blocks.last_mut().unwrap() += extra;
+    }
+
+    #[test]
+    fn a_header_claiming_more_chunks_than_bytes_back_is_refused_before_allocating() {
+        let mut b = small();
+        assert!(Bundle::from_bytes(&forged_meta(&mut b, |_, _| {})).is_ok());
+        for (chunks, why) in [
+            (4_000_000_000, "at most"),
+            (MAX_CHUNKS + 1, "at most"),
+            (MAX_CHUNKS, "declared bytes"),
+            (100_000, "declared bytes"),
+        ] {
+            let bytes = forged_meta(&mut b, |h, m| claim_chunks(h, m, chunks));
+            let err = Bundle::from_bytes(&bytes)
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(err.contains(why), "{chunks} chunks: {err}");
+        }
+    }
+
+    #[test]
+    fn a_group_whose_declared_size_is_false_is_refused_when_its_shard_arrives() {
+        let mut b = small();
+        let split = b.to_split().unwrap();
+        let (name, file) = split
+            .shards
+            .iter()
+            .find(|(n, _)| n.starts_with("text-"))
+            .unwrap();
+        assert_eq!(b.shard_max_len(name), Some(file.len() as u64));
+        assert_eq!(b.shard_max_len("text-0000000000000000-0.bin"), None);
+        let mut claims = 0;
+        let meta = forged_meta(&mut b, |h, m| {
+            // The text group claims a byte more than its files hold (and so backs 0 more chunks).
+            m.groups.text[0].bytes += 1;
+            claims = h.chunks;
+        });
+        let mut read = Bundle::from_bytes(&meta).unwrap();
+        assert_eq!(read.header().chunks, claims);
+        assert_eq!(read.shard_max_len(name), Some(file.len() as u64 + 1));
+        let err = read
+            .add_shard(name, file)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(err.contains("group's size"), "{err}");
+        // The true meta takes the same file.
+        let mut good = Bundle::from_bytes(&split.meta).unwrap();
+        good.add_shard(name, file).unwrap();
+    }
 }

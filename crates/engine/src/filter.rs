@@ -2,7 +2,7 @@
 //! rule a search applies with them. Within one key any listed value matches; every key listed
 //! must match (Pagefind's semantics).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,27 +22,26 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Filter {
-    by_key: BTreeMap<String, Vec<String>>,
+    // Sets: a filter made from many values (an MCP client's, say) stays linear to build and
+    // logarithmic to test.
+    by_key: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Filter {
     /// Adds `value` to the values accepted for `key`.
     pub fn with(mut self, key: &str, value: &str) -> Self {
-        let values = self.by_key.entry(key.to_string()).or_default();
-        if !values.iter().any(|v| v == value) {
-            values.push(value.to_string());
-        }
+        self.by_key
+            .entry(key.to_string())
+            .or_default()
+            .insert(value.to_string());
         self
     }
 
     /// Adds `value` for `key`, or removes it when present (a facet clicked on and off).
     pub fn toggle(&mut self, key: &str, value: &str) {
         let values = self.by_key.entry(key.to_string()).or_default();
-        match values.iter().position(|v| v == value) {
-            Some(i) => {
-                values.remove(i);
-            }
-            None => values.push(value.to_string()),
+        if !values.remove(value) {
+            values.insert(value.to_string());
         }
         if values.is_empty() {
             self.by_key.remove(key);
@@ -51,9 +50,7 @@ impl Filter {
 
     /// Is `value` one of the values accepted for `key`?
     pub fn contains(&self, key: &str, value: &str) -> bool {
-        self.by_key
-            .get(key)
-            .is_some_and(|v| v.iter().any(|x| x == value))
+        self.by_key.get(key).is_some_and(|v| v.contains(value))
     }
 
     /// Reads `key=value` (or `key:value`), as written on a command line.
@@ -71,21 +68,20 @@ impl Filter {
 
     /// No restriction.
     pub fn is_empty(&self) -> bool {
-        self.by_key.values().all(Vec::is_empty)
+        self.by_key.values().all(BTreeSet::is_empty)
     }
 
     /// Which pages pass, by page id; an error names a key no page carries.
     pub(crate) fn pages(&self, bundle: &Bundle) -> Result<Vec<bool>> {
         // Runs on every filtered query: the facet listing is built only to name the known keys
         // in an error.
-        let carried = |key: &str| {
-            bundle
-                .page_filters()
-                .iter()
-                .any(|(_, f)| f.iter().any(|(k, _)| k == key))
-        };
+        let carried: BTreeSet<&str> = bundle
+            .page_filters()
+            .iter()
+            .flat_map(|(_, f)| f.iter().map(|(k, _)| k.as_str()))
+            .collect();
         for key in self.by_key.keys() {
-            if !carried(key) {
+            if !carried.contains(key.as_str()) {
                 let facets = facets(bundle);
                 let known: Vec<&str> = facets.iter().map(|f| f.key.as_str()).collect();
                 return Err(Error::UnknownFilter {
@@ -119,7 +115,10 @@ impl std::fmt::Display for Filter {
             .by_key
             .iter()
             .filter(|(_, v)| !v.is_empty())
-            .map(|(k, v)| format!("{k}={}", v.join("|")))
+            .map(|(k, v)| {
+                let v: Vec<&str> = v.iter().map(String::as_str).collect();
+                format!("{k}={}", v.join("|"))
+            })
             .collect();
         f.write_str(&parts.join(" "))
     }

@@ -237,3 +237,66 @@ fn random_structural_damage_never_panics() {
     // Some damage is harmless (a changed text, a changed length); the rest is refused.
     assert!(read > 0 && read < 300, "{read} of 300 read");
 }
+
+/// Random bytes in a split bundle's meta file (header and meta, checksum made valid again),
+/// then every shard offered to what was read: each must be refused or read, never a panic or
+/// an allocation sized by a forged count. Bounded: `LANTERN_FUZZ_CASES` cases (default 3,000).
+#[test]
+fn mutated_meta_files_are_refused_or_read() {
+    let split = good().to_split().unwrap();
+    let cases: usize = std::env::var("LANTERN_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    const PREFIX: usize = 28;
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..cases {
+        let mut bytes = split.meta.clone();
+        let body = bytes.len() - PREFIX;
+        for _ in 0..(1 + next() % 4) {
+            let r = next();
+            let at = PREFIX + (r >> 8) as usize % body;
+            match r % 4 {
+                // A byte anywhere; a varint's continuation bit (longer lengths and counts).
+                0 => bytes[at] = (r >> 32) as u8,
+                1 => bytes[at] |= 0x80,
+                2 => bytes[at] ^= 1 << ((r >> 40) % 8),
+                // A count at its largest: four bytes of 0xff where a u32 or a varint sits.
+                _ => {
+                    for b in bytes.iter_mut().skip(at).take(4) {
+                        *b = 0xff;
+                    }
+                }
+            }
+        }
+        let crc = crc32fast::hash(&bytes[PREFIX..]);
+        bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+        match Bundle::from_bytes(&bytes) {
+            Err(_) => refused += 1,
+            Ok(mut b) => {
+                read += 1;
+                assert!(b.header().chunks <= crate::bundle::MAX_CHUNKS);
+                for (name, shard) in &split.shards {
+                    let _ = b.add_shard(name, shard);
+                }
+                if b.is_complete() {
+                    let e = Engine::new(b);
+                    for mode in Mode::ALL {
+                        let _ = e.search("cache widgets", Some(&unit(3)), mode, 5);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        refused > 0 && read + refused == cases,
+        "{read} read, {refused} refused"
+    );
+}

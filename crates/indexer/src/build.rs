@@ -302,7 +302,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     )?;
     if cache.dropped() > 0 {
         warnings.push(format!(
-            "dropped {} damaged cache entries (wrong length or non-finite values); embedding them again",
+            "dropped {} damaged cache entries (checksum, length or non-finite values); embedding them again",
             cache.dropped()
         ));
     }

@@ -1,6 +1,7 @@
 //! The embedding cache that makes rebuilds incremental: vectors keyed by the prepared model's
 //! sha256 and the sha256 of the exact text embedded. Unchanged chunks are never embedded again;
-//! another model invalidates everything.
+//! another model invalidates everything. Each entry carries a checksum of its key and vector:
+//! a damaged entry (a flipped bit gives a finite, plausible, wrong vector) is embedded again.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,14 +9,33 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-const CACHE_VERSION: u32 = 1;
+const CACHE_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {
     version: u32,
     model_sha256: String,
     /// Sorted by key, so the file is deterministic too.
-    entries: Vec<([u8; 32], Vec<f32>)>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    key: [u8; 32],
+    vector: Vec<f32>,
+    /// [`checksum`] of the key and vector.
+    check: u64,
+}
+
+/// The first 8 bytes of the sha256 of a key and its vector's little-endian bytes.
+fn checksum(key: &[u8; 32], vector: &[f32]) -> u64 {
+    let mut h = Sha256::new();
+    h.update(key);
+    for x in vector {
+        h.update(x.to_le_bytes());
+    }
+    let d = h.finalize();
+    u64::from_le_bytes(d[..8].try_into().expect("8 bytes of 32"))
 }
 
 pub struct EmbeddingCache {
@@ -58,7 +78,13 @@ impl EmbeddingCache {
         match postcard::from_bytes::<CacheFile>(&bytes) {
             Ok(f) if f.version == CACHE_VERSION && f.model_sha256 == model_sha256 => {
                 let mut c = Self::empty(model_sha256);
-                c.entries = f.entries.into_iter().collect();
+                for e in f.entries {
+                    if e.check == checksum(&e.key, &e.vector) {
+                        c.entries.insert(e.key, e.vector);
+                    } else {
+                        c.dropped += 1;
+                    }
+                }
                 (c, None)
             }
             Ok(f) if f.model_sha256 != model_sha256 => (
@@ -90,7 +116,7 @@ impl EmbeddingCache {
         v
     }
 
-    /// Damaged entries (wrong length, non-finite values) dropped so far.
+    /// Damaged entries (failed checksum, wrong length, non-finite values) dropped so far.
     pub fn dropped(&self) -> usize {
         self.dropped
     }
@@ -102,12 +128,19 @@ impl EmbeddingCache {
 
     /// Writes the entries used by this build (stale ones are dropped) atomically.
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
-        let mut entries: Vec<([u8; 32], Vec<f32>)> = self
+        let mut entries: Vec<Entry> = self
             .live
             .keys()
-            .filter_map(|k| Some((*k, self.entries.get(k)?.clone())))
+            .filter_map(|k| {
+                let vector = self.entries.get(k)?.clone();
+                Some(Entry {
+                    key: *k,
+                    check: checksum(k, &vector),
+                    vector,
+                })
+            })
             .collect();
-        entries.sort_unstable_by_key(|e| e.0);
+        entries.sort_unstable_by_key(|e| e.key);
         let file = CacheFile {
             version: CACHE_VERSION,
             model_sha256: self.model_sha256.clone(),

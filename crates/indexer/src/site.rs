@@ -8,7 +8,7 @@ use anyhow::Result;
 use lantern_embedder::Model;
 
 use crate::build::{build, default_cache_path, BuildOptions, BuildReport};
-use crate::config::{Config, CONFIG_FILE};
+use crate::config::{Config, Input, CONFIG_FILE};
 use crate::model::publish_model;
 use crate::render::{escape, render_site};
 
@@ -40,6 +40,14 @@ pub struct SiteReport {
 /// Builds the bundle, renders the pages and publishes the model into `opts.out`.
 pub fn site(opts: &SiteOptions, model: &Model) -> Result<SiteReport> {
     let config = Config::load(&opts.docs.join(CONFIG_FILE))?;
+    // Checked before anything is written: a built site goes to `lantern build`.
+    if opts.docs.is_dir() && crate::source::detect_input(&opts.docs, &config)? == Input::Html {
+        anyhow::bail!(
+            "{} holds built HTML: `lantern site` renders markdown; index a built site with `lantern build {}`",
+            opts.docs.display(),
+            opts.docs.display()
+        );
+    }
     let embedder = model.embedder()?;
     let build = build(
         &BuildOptions {

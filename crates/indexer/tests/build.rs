@@ -365,6 +365,56 @@ fn damaged_cache_entries_are_embedded_again() {
     );
 }
 
+/// One bit flipped in every cached vector's bytes (a finite, plausible, wrong value): caught by
+/// the entries' checksums, never a silently different bundle.
+#[test]
+fn a_flipped_bit_in_the_cache_file_is_caught() {
+    use lantern_indexer::cache::{text_key, EmbeddingCache};
+    use lantern_indexer::chunk::embedding_text;
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let (bundle, cache) = (out.path().join("b"), out.path().join("cache"));
+    build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
+    let cold = std::fs::read(&bundle).unwrap();
+    let b = Bundle::from_bytes(&cold).unwrap();
+    let id = model().model.vectors_id().unwrap();
+    let (mut c, _) = EmbeddingCache::load(&cache, &id);
+    let mut file = std::fs::read(&cache).unwrap();
+    let mut flipped = std::collections::HashSet::new();
+    for chunk in b.chunks() {
+        let key = text_key(&embedding_text(&chunk.breadcrumb, &chunk.text));
+        if !flipped.insert(key) {
+            continue;
+        }
+        let v = c.get(&key, 384).expect("cached");
+        let bytes: Vec<u8> = v[..4].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let at = file
+            .windows(bytes.len())
+            .position(|w| w == bytes)
+            .expect("the vector's bytes are in the file");
+        // A bit of the second value's exponent: four times larger or smaller, still finite.
+        file[at + 7] ^= 0x01;
+    }
+    std::fs::write(&cache, &file).unwrap();
+    let r = build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
+    assert_eq!(
+        r.embedded,
+        flipped.len(),
+        "every damaged vector embedded again"
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("damaged")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(
+        std::fs::read(&bundle).unwrap(),
+        cold,
+        "same bundle as the cold build"
+    );
+}
+
 #[test]
 fn two_sources_for_one_page_are_an_error_naming_both() {
     let docs = tempfile::tempdir().unwrap();
@@ -440,6 +490,19 @@ fn site_builds_first_and_escapes_the_base_url() {
         !out.path().join("site/search.html").exists(),
         "a failed build writes no pages"
     );
+    // Built HTML is refused before anything is written at all.
+    let built = tempfile::tempdir().unwrap();
+    write(
+        built.path(),
+        "index.html",
+        "<html><body><h1>Built</h1><p>A page.</p></body></html>",
+    );
+    let err = site(&opts(built.path()), &m.model)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("lantern build"), "{err}");
+    assert!(!out.path().join("site").exists(), "nothing left behind");
     let docs = tempfile::tempdir().unwrap();
     sample_docs(docs.path());
     write(

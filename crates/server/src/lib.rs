@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod eval;
+mod files;
 pub mod mcp;
 pub mod proxy;
 pub mod report;
@@ -14,4 +15,5 @@ mod searcher;
 pub mod serve;
 pub mod tune;
 
+pub use files::{read_bounded, Links, MAX_BUNDLE_FILE_BYTES};
 pub use searcher::{QueryEncoder, Searcher};

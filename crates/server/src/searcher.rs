@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 
 use lantern_embedder::{Embedder, Model};
+
+use crate::files::{read_bounded, Links, MAX_BUNDLE_FILE_BYTES};
 use lantern_engine::{Bundle, Engine, Filter, Mode, QueryTable, Results};
 
 /// The file to read and, for a split bundle, the folder of its shards.
@@ -57,13 +59,15 @@ impl Searcher {
     /// shard the meta lists is then read from that folder.
     pub fn open(path: &Path, model: Option<&Model>) -> Result<Searcher> {
         let (file, split_dir) = split_paths(path);
-        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let bytes = read_bounded(&file, MAX_BUNDLE_FILE_BYTES, Links::Follow)?;
         let mut searcher = Searcher::from_bytes(&bytes, &path.display().to_string(), model)?;
         if let Some(dir) = &split_dir {
             for name in searcher.engine.bundle().shard_files() {
                 let shard = dir.join(&name);
-                let bytes = std::fs::read(&shard)
-                    .with_context(|| format!("reading the shard {}", shard.display()))?;
+                // In the folder itself, and no longer than its group declares.
+                let max = searcher.engine.bundle().shard_max_len(&name).unwrap_or(0);
+                let bytes = read_bounded(&shard, max, Links::Refuse)
+                    .with_context(|| format!("the shard {name}"))?;
                 searcher.bytes += bytes.len();
                 searcher.engine.add_shard(&name, &bytes)?;
             }
@@ -93,8 +97,7 @@ impl Searcher {
         let table = PathBuf::from(table);
         if table.exists() {
             // Optional: a bad table only matters to whoever asks for it.
-            let attached = std::fs::read(&table)
-                .map_err(anyhow::Error::from)
+            let attached = read_bounded(&table, MAX_BUNDLE_FILE_BYTES, Links::Follow)
                 .and_then(|b| Ok(QueryTable::from_bytes(&b)?))
                 .and_then(|t| Ok(searcher.engine.set_query_table(t)?));
             if let Err(e) = attached {

@@ -309,6 +309,38 @@ fn damaged_foreign_and_unknown_shards_are_refused() {
 }
 
 #[test]
+fn shards_that_are_not_plain_files_in_the_folder_are_not_read() {
+    let b = built();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s.lantern.d");
+    copy_dir(&split_dir(&b.bundle), &dir);
+    let name = Bundle::from_bytes(&std::fs::read(dir.join(lantern_engine::SPLIT_META)).unwrap())
+        .unwrap()
+        .shard_files()
+        .remove(0);
+    let shard = dir.join(&name);
+    let real = std::fs::read(&shard).unwrap();
+    assert!(Searcher::open(&dir, None).is_ok());
+    // A link to the same bytes outside the folder.
+    let outside = tmp.path().join("outside.bin");
+    std::fs::write(&outside, &real).unwrap();
+    std::fs::remove_file(&shard).unwrap();
+    std::os::unix::fs::symlink(&outside, &shard).unwrap();
+    let err = format!("{:#}", Searcher::open(&dir, None).err().expect("refused"));
+    assert!(err.contains(&name), "{err}");
+    // A 3 GB sparse file: refused from its size, not read.
+    std::fs::remove_file(&shard).unwrap();
+    std::fs::File::create(&shard)
+        .unwrap()
+        .set_len(3 << 30)
+        .unwrap();
+    let t = std::time::Instant::now();
+    let err = format!("{:#}", Searcher::open(&dir, None).err().expect("refused"));
+    assert!(err.contains("at most"), "{err}");
+    assert!(t.elapsed().as_secs() < 5);
+}
+
+#[test]
 fn a_rebuild_keeps_unchanged_groups_of_shards_and_removes_stale_ones() {
     let b = built();
     let dir = tempfile::tempdir().unwrap();

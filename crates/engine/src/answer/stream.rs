@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// Longest line the decoder buffers; a longer one is an error, not an allocation.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// Most bytes the decoder buffers for one event (its pending data and the line being read);
+/// more is an error, not an allocation: an upstream sending `data:` lines without ever ending
+/// the event would otherwise grow it without limit.
+pub const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -50,9 +52,9 @@ impl SseDecoder {
             } else {
                 part
             };
-            if self.line.len() + body.len() > MAX_LINE_BYTES {
+            if self.pending.data.len() + self.line.len() + body.len() > MAX_EVENT_BYTES {
                 return Err(Error::AnswerStream(format!(
-                    "an event-stream line is longer than {MAX_LINE_BYTES} bytes"
+                    "an event-stream event is longer than {MAX_EVENT_BYTES} bytes"
                 )));
             }
             self.line.extend_from_slice(body);
@@ -259,5 +261,19 @@ mod tests {
             }
         }
         assert!(failed);
+    }
+
+    #[test]
+    fn an_endless_event_is_refused() {
+        // Lines each well under the cap, never a blank line to end the event.
+        let mut d = SseDecoder::new();
+        let line = format!("data: {}\n", "x".repeat(100 * 1024));
+        let fed = (0..40).position(|_| d.feed(line.as_bytes()).is_err());
+        assert!(matches!(fed, Some(9 | 10)), "refused after {fed:?} lines");
+        // Events of the same lines, ended, are fine.
+        let mut d = SseDecoder::new();
+        for _ in 0..40 {
+            assert_eq!(d.feed(format!("{line}\n").as_bytes()).unwrap().len(), 1);
+        }
     }
 }

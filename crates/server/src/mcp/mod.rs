@@ -6,6 +6,7 @@
 //! message the agent can act on; the server keeps answering.
 
 pub mod remote;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,6 +33,10 @@ use crate::searcher::Searcher;
 pub const MAX_QUERY_BYTES: usize = 4096;
 /// The most sections one search returns.
 pub const MAX_K: i64 = 50;
+/// The most filter values one search takes (all keys together): a site has a few dozen.
+pub const MAX_FILTER_VALUES: usize = 256;
+/// The longest filter key or value accepted, in bytes.
+pub const MAX_FILTER_BYTES: usize = 256;
 
 /// How `lantern mcp` was started.
 #[derive(Clone)]
@@ -82,15 +87,33 @@ pub async fn serve(opts: McpOptions) -> Result<()> {
     Ok(())
 }
 
+/// Browser origins accepted by `lantern mcp --http`: pages served from this machine.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
 async fn serve_http(server: DocsServer, addr: SocketAddr) -> Result<()> {
     use rmcp::transport::streamable_http_server::{
-        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+        StreamableHttpServerConfig, StreamableHttpService,
     };
-    let service: StreamableHttpService<DocsServer, LocalSessionManager> =
+    // Hosts: rmcp's default, loopback only (DNS rebinding). Origins: a browser's request is
+    // taken only from a page on those hosts; clients that send no Origin are not browsers.
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_origins(LOOPBACK_ORIGINS)
+        .enforce_origin_validation();
+    let service: StreamableHttpService<DocsServer, sessions::BoundedSessions> =
         StreamableHttpService::new(
             move || Ok(server.clone()),
-            Default::default(),
-            StreamableHttpServerConfig::default(),
+            Arc::new(sessions::BoundedSessions::new(
+                sessions::MAX_SESSIONS,
+                sessions::IDLE,
+            )),
+            config,
         );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(addr)
@@ -333,20 +356,23 @@ impl DocsServer {
         }
         let mode: Mode = match args.mode.as_deref() {
             None => Mode::Hybrid,
-            Some(m) => m
-                .parse()
-                .map_err(|e| format!("{e}; use hybrid, vector or keyword"))?,
+            Some(m) => m.parse().map_err(|_| {
+                format!(
+                    "unknown mode {:?}; use hybrid, vector or keyword",
+                    clip(m, 40)
+                )
+            })?,
         };
-        let filter = args
-            .filters
-            .iter()
-            .flatten()
-            .flat_map(|(key, values)| values.iter().map(move |v| (key, v)))
-            .fold(lantern_engine::Filter::default(), |f, (key, v)| {
-                f.with(key, v)
-            });
+        let filters = args.filters.unwrap_or_default();
+        let values: usize = filters.values().map(Vec::len).sum();
+        if values > MAX_FILTER_VALUES {
+            return Err(format!(
+                "filters list {values} values; the limit is {MAX_FILTER_VALUES}"
+            ));
+        }
         let result = self
             .blocking(move |docs| {
+                let filter = filter_of(&filters)?;
                 let r = docs
                     .searcher
                     .search_filtered(&query, mode, k as usize, &filter)
@@ -439,6 +465,37 @@ impl DocsServer {
 }
 
 /// A query or question trimmed, refused when empty or over [`MAX_QUERY_BYTES`].
+/// The engine's filter from `search_docs`' argument, every key and value bounded.
+fn filter_of(
+    filters: &std::collections::BTreeMap<String, Vec<String>>,
+) -> std::result::Result<lantern_engine::Filter, String> {
+    let mut filter = lantern_engine::Filter::default();
+    for (key, values) in filters {
+        for text in std::iter::once(key).chain(values) {
+            if text.len() > MAX_FILTER_BYTES {
+                return Err(format!(
+                    "the filter key or value {:?}... is {} bytes; the limit is {MAX_FILTER_BYTES}",
+                    clip(text, 40),
+                    text.len()
+                ));
+            }
+        }
+        for v in values {
+            filter = filter.with(key, v);
+        }
+    }
+    Ok(filter)
+}
+
+/// At most `max` bytes of `text`, cut at a character boundary: what an error echoes.
+fn clip(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 fn bounded_text(name: &str, text: &str) -> std::result::Result<String, String> {
     let text = text.trim();
     if text.is_empty() {
@@ -478,6 +535,12 @@ fn section(
             })?
         }
         (None, Some(url)) => {
+            if url.len() > MAX_QUERY_BYTES {
+                return Err(format!(
+                    "url is {} bytes; the limit is {MAX_QUERY_BYTES}",
+                    url.len()
+                ));
+            }
             let wanted = docs.unlink(url.trim());
             let (page_url, anchor) = match wanted.split_once('#') {
                 Some((p, a)) => (p.to_string(), Some(a.to_string())),
@@ -486,7 +549,7 @@ fn section(
             let found = chunks.iter().position(|c| {
                 bundle.page_of(c).url == page_url && anchor.as_deref().is_none_or(|a| c.anchor == a)
             });
-            found.ok_or_else(|| format!("no section at {url}"))? as u32
+            found.ok_or_else(|| format!("no section at {:?}", clip(url, 200)))? as u32
         }
     };
     // A long section was split into consecutive chunks with the same anchor.

@@ -45,7 +45,8 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Result<Loaded> {
     if !is_url(source) {
         let path = Path::new(source);
-        let bytes = std::fs::read(path).with_context(|| format!("reading {source}"))?;
+        let bytes =
+            crate::files::read_bounded(path, MAX_REMOTE_BYTES, crate::files::Links::Follow)?;
         let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         return Ok(Loaded {
             bytes,
@@ -53,10 +54,16 @@ pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Resu
             modified,
         });
     }
-    let url = reqwest::Url::parse(source).with_context(|| format!("{source:?} is not a URL"))?;
+    let url = reqwest::Url::parse(source)
+        .map_err(|_| anyhow::anyhow!("the bundle address is not a valid URL"))?;
+    // The address shown everywhere (messages, corpus_status, hit links): no credentials.
+    let shown = without_credentials(&url);
+    let source = shown.as_str();
     let cached = cache_dir.map(|d| d.join(cache_name(url.as_str())));
     if let (Some(path), false) = (&cached, refresh) {
-        if let Ok(bytes) = std::fs::read(path) {
+        if let Ok(bytes) =
+            crate::files::read_bounded(path, MAX_REMOTE_BYTES, crate::files::Links::Follow)
+        {
             // A damaged copy is fetched again rather than trusted.
             if Bundle::from_bytes(&bytes).is_ok() {
                 let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
@@ -68,7 +75,7 @@ pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Resu
             }
         }
     }
-    let bytes = fetch(&url).await?;
+    let bytes = fetch(&url, &shown).await?;
     Bundle::from_bytes(&bytes)
         .with_context(|| format!("the bundle at {source} is not a usable Lantern bundle"))?;
     if let Some(path) = &cached {
@@ -94,7 +101,17 @@ fn cache_name(url: &str) -> String {
     format!("{hex}.lantern")
 }
 
-async fn fetch(url: &reqwest::Url) -> Result<Vec<u8>> {
+/// `url` without a user name or password.
+pub fn without_credentials(url: &reqwest::Url) -> reqwest::Url {
+    let mut shown = url.clone();
+    // Only fails for URLs that cannot have credentials, which then have none.
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown
+}
+
+/// Fetches `url` (its credentials, if any, sent as basic authentication); messages name `shown`.
+async fn fetch(url: &reqwest::Url, shown: &reqwest::Url) -> Result<Vec<u8>> {
     let client = reqwest::Client::builder()
         .timeout(FETCH_TIMEOUT)
         .build()
@@ -103,20 +120,23 @@ async fn fetch(url: &reqwest::Url) -> Result<Vec<u8>> {
         .get(url.clone())
         .send()
         .await
-        .with_context(|| format!("fetching {url}"))?;
+        .map_err(|e| anyhow::Error::new(e.without_url()))
+        .with_context(|| format!("fetching {shown}"))?;
     let status = res.status();
     if !status.is_success() {
-        bail!("fetching {url}: the server answered {status}");
+        bail!("fetching {shown}: the server answered {status}");
     }
     if res.content_length().is_some_and(|n| n > MAX_REMOTE_BYTES) {
-        bail!("the bundle at {url} is larger than {MAX_REMOTE_BYTES} bytes");
+        bail!("the bundle at {shown} is larger than {MAX_REMOTE_BYTES} bytes");
     }
     let mut bytes = Vec::new();
     let mut body = res.bytes_stream();
     while let Some(chunk) = body.next().await {
-        let chunk = chunk.with_context(|| format!("reading {url}"))?;
+        let chunk = chunk
+            .map_err(|e| anyhow::Error::new(e.without_url()))
+            .with_context(|| format!("reading {shown}"))?;
         if bytes.len() as u64 + chunk.len() as u64 > MAX_REMOTE_BYTES {
-            bail!("the bundle at {url} is larger than {MAX_REMOTE_BYTES} bytes");
+            bail!("the bundle at {shown} is larger than {MAX_REMOTE_BYTES} bytes");
         }
         bytes.extend_from_slice(&chunk);
     }
@@ -136,6 +156,15 @@ fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_never_shown() {
+        let url = reqwest::Url::parse("https://user:secret@docs.example.com/s.lantern").unwrap();
+        assert_eq!(
+            without_credentials(&url).as_str(),
+            "https://docs.example.com/s.lantern"
+        );
+    }
 
     #[test]
     fn urls_and_paths_are_told_apart() {
