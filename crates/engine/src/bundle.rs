@@ -1292,11 +1292,7 @@ mod tests {
         let mut read = Bundle::from_bytes(&meta).unwrap();
         assert_eq!(read.header().chunks, claims);
         assert_eq!(read.shard_max_len(name), Some(file.len() as u64 + 1));
-        let err = read
-            .add_shard(name, file)
-            .err()
-            .expect("refused")
-            .to_string();
+        let err = read.add_shard(name, file).expect_err("refused").to_string();
         assert!(err.contains("group's size"), "{err}");
         // The true meta takes the same file.
         let mut good = Bundle::from_bytes(&split.meta).unwrap();

@@ -59,7 +59,7 @@ pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Resu
     // The address shown everywhere (messages, corpus_status, hit links): no credentials.
     let shown = without_credentials(&url);
     let source = shown.as_str();
-    let cached = cache_dir.map(|d| d.join(cache_name(url.as_str())));
+    let cached = cache_dir.map(|d| d.join(cache_name(shown.as_str())));
     if let (Some(path), false) = (&cached, refresh) {
         if let Ok(bytes) =
             crate::files::read_bounded(path, MAX_REMOTE_BYTES, crate::files::Links::Follow)
