@@ -196,9 +196,10 @@ fn the_packed_model_is_pinned_close_to_the_model_and_far_smaller() {
     let again =
         lantern_packer::pack(onnx(), &m.tokenizer, entry.spec, m.manifest.max_tokens).unwrap();
     assert_eq!(sha256_hex(&again), entry.sha256);
-    // Half of the two files it stands for (the tokenizer travels in it).
+    // Under two thirds of the two files it stands for (the tokenizer travels in it): 5 bits a
+    // layer weight and 4 a word-table value, against the ONNX file's 8.
     assert!(
-        bytes.len() * 2 < onnx().len() + m.tokenizer.len(),
+        bytes.len() * 3 < (onnx().len() + m.tokenizer.len()) * 2,
         "{} bytes packed against {} + {}",
         bytes.len(),
         onnx().len(),
