@@ -27,6 +27,7 @@ shared=../shared
 if [ -d "$shared/corpora/fastapi-docs/docs/en/docs" ]; then
   $lantern build "$shared/corpora/fastapi-docs/docs/en/docs" --out out/fastapi.lantern --quiet
   $lantern eval --bundle out/fastapi.lantern --golden golden/fastapi.jsonl --max-trail 0.01
+  cargo test --release -p lantern-server --test golden -- --ignored
 else
   echo "quality gate: skipped the FastAPI set ($shared/corpora/fastapi-docs not found)"
 fi

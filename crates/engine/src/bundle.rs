@@ -1254,6 +1254,17 @@ mod tests {
     }
 
     #[test]
+    fn the_format_version_the_docs_state_is_the_one_written() {
+        let doc = include_str!("../../../site/docs/bundle-format.md");
+        let stated = doc
+            .split("(currently ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("bundle-format.md states the current version");
+        assert_eq!(stated, FORMAT_VERSION.to_string());
+    }
+
+    #[test]
     fn a_header_claiming_more_chunks_than_bytes_back_is_refused_before_allocating() {
         let mut b = small();
         assert!(Bundle::from_bytes(&forged_meta(&mut b, |_, _| {})).is_ok());

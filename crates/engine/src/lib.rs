@@ -2,7 +2,8 @@
 //! indexer, the command line, the servers, the tests and the browser all run the same code.
 //!
 //! Data flows one way: a [`BundleWriter`] turns pages, chunks and their vectors into a
-//! [`Bundle`] (analysed text, BM25 postings, int8 vectors with an HNSW graph); an [`Engine`]
+//! [`Bundle`] (analysed text, BM25 postings, int8 vectors in k-means partitions, in shards a
+//! browser fetches as a query needs them); an [`Engine`]
 //! answers a query over it with [`Results`] that fuse keyword and vector evidence; an
 //! [`AskSession`] turns the best passages into a request for a language model and checks the
 //! answer's citations ([`answer`]).

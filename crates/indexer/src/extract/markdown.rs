@@ -443,17 +443,34 @@ mod tests {
     }
 
     #[test]
-    fn broken_markdown_does_not_panic() {
-        for src in [
-            "```\nunclosed fence\n# heading in fence",
-            "<div>\n# x",
-            "[link](",
-            "# \n\n#\n",
-            "\u{0}\u{1}",
-            "|a|\n|-|\n|b|c|d|",
-            "> > > - - - # deep",
+    fn broken_markdown_keeps_its_words_and_a_title() {
+        // Each source with the words that must survive its damage.
+        for (src, kept) in [
+            (
+                "```\nunclosed fence\n# heading in fence",
+                &["unclosed", "fence"][..],
+            ),
+            ("<div>\n# x", &[][..]),
+            ("[link](", &["link"][..]),
+            ("# \n\n#\n", &[][..]),
+            ("\u{0}\u{1}", &[][..]),
+            ("|a|\n|-|\n|b|c|d|", &["a", "b"][..]),
+            ("> > > - - - # deep", &["deep"][..]),
         ] {
-            let _ = parse(src);
+            let page = parse(src);
+            assert!(!page.title.trim().is_empty(), "{src:?}: no title");
+            let text: String = page.sections.iter().map(|s| s.text.as_str()).collect();
+            let all = format!("{} {text}", page.title);
+            for w in kept {
+                assert!(all.contains(w), "{src:?}: lost {w:?} in {all:?}");
+            }
+            // A heading inside an unclosed fence is code, not a section.
+            assert!(
+                page.sections
+                    .iter()
+                    .all(|s| !s.breadcrumb.iter().any(|b| b == "heading in fence")),
+                "{src:?}"
+            );
         }
     }
 }
