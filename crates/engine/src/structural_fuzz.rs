@@ -86,6 +86,16 @@ fn read_and_search(b: &Bundle) -> bool {
     }
 }
 
+/// A seeded xorshift64 stream: the same cases on every run.
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 type Damage = fn(&mut Bundle);
 
 /// Each of these is inconsistent and must be refused.
@@ -173,13 +183,7 @@ fn every_known_inconsistency_is_refused() {
 
 #[test]
 fn random_structural_damage_never_panics() {
-    let mut seed = 0x1234_5678_9abc_def1u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x1234_5678_9abc_def1);
     let mut read = 0;
     for _ in 0..300 {
         let mut b = good();
@@ -248,13 +252,7 @@ fn mutated_meta_files_are_refused_or_read() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3_000);
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
     const PREFIX: usize = 28;
     let (mut read, mut refused) = (0, 0);
     for _ in 0..cases {

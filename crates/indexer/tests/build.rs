@@ -336,9 +336,17 @@ fn identical_sections_are_embedded_once() {
     assert_eq!(b.vectors().len(), r.chunks);
 }
 
-/// A cache with the right model identity but damaged vectors must not reach the bundle.
-#[test]
-fn damaged_cache_entries_are_embedded_again() {
+/// Builds the sample docs with a cache, lets `damage` spoil the cache (it gets the bundle's
+/// chunks' cache keys, the loaded cache and the file's path, and returns how many vectors it
+/// spoiled), then rebuilds: each spoiled vector is embedded again, with a warning, and the
+/// bundle is the cold build's byte for byte.
+fn cache_damage_is_caught(
+    damage: impl FnOnce(
+        &[[u8; 32]],
+        &mut lantern_indexer::cache::EmbeddingCache,
+        &std::path::Path,
+    ) -> usize,
+) {
     use lantern_indexer::cache::{text_key, EmbeddingCache};
     use lantern_indexer::chunk::embedding_text;
     let docs = tempfile::tempdir().unwrap();
@@ -348,22 +356,20 @@ fn damaged_cache_entries_are_embedded_again() {
     build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
     let cold = std::fs::read(&bundle).unwrap();
     let b = Bundle::from_bytes(&cold).unwrap();
+    let mut keys: Vec<[u8; 32]> = b
+        .chunks()
+        .iter()
+        .map(|c| text_key(&embedding_text(&c.breadcrumb, &c.text)))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
     // Caches are named by the encoder's identity: the pack without its word rows.
     let id = model().model.vectors_id().unwrap();
     let (mut c, warning) = EmbeddingCache::load(&cache, &id);
     assert!(warning.is_none(), "{warning:?}");
-    for (i, chunk) in b.chunks().iter().enumerate() {
-        let key = text_key(&embedding_text(&chunk.breadcrumb, &chunk.text));
-        let bad = if i % 2 == 0 {
-            vec![0.1; 7]
-        } else {
-            vec![f32::NAN; 384]
-        };
-        c.insert(key, bad);
-    }
-    c.save(&cache).unwrap();
+    let spoiled = damage(&keys, &mut c, &cache);
     let r = build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
-    assert_eq!(r.embedded, r.chunks, "every damaged vector embedded again");
+    assert_eq!(r.embedded, spoiled, "every damaged vector embedded again");
     assert!(
         r.warnings.iter().any(|w| w.contains("damaged")),
         "{:?}",
@@ -376,54 +382,46 @@ fn damaged_cache_entries_are_embedded_again() {
     );
 }
 
+/// Vectors of the wrong length or not finite, saved with valid checksums.
+#[test]
+fn damaged_cache_entries_are_embedded_again() {
+    cache_damage_is_caught(|keys, c, path| {
+        for (i, key) in keys.iter().enumerate() {
+            let bad = if i % 2 == 0 {
+                vec![0.1; 7]
+            } else {
+                vec![f32::NAN; 384]
+            };
+            c.insert(*key, bad);
+        }
+        c.save(path).unwrap();
+        keys.len()
+    });
+}
+
 /// One bit flipped in every cached vector's bytes (a finite, plausible, wrong value): caught by
 /// the entries' checksums, never a silently different bundle.
 #[test]
 fn a_flipped_bit_in_the_cache_file_is_caught() {
-    use lantern_indexer::cache::{text_key, EmbeddingCache};
-    use lantern_indexer::chunk::embedding_text;
-    let docs = tempfile::tempdir().unwrap();
-    sample_docs(docs.path());
-    let out = tempfile::tempdir().unwrap();
-    let (bundle, cache) = (out.path().join("b"), out.path().join("cache"));
-    build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
-    let cold = std::fs::read(&bundle).unwrap();
-    let b = Bundle::from_bytes(&cold).unwrap();
-    let id = model().model.vectors_id().unwrap();
-    let (mut c, _) = EmbeddingCache::load(&cache, &id);
-    let mut file = std::fs::read(&cache).unwrap();
-    let mut flipped = std::collections::HashSet::new();
-    for chunk in b.chunks() {
-        let key = text_key(&embedding_text(&chunk.breadcrumb, &chunk.text));
-        if !flipped.insert(key) {
-            continue;
+    cache_damage_is_caught(|keys, c, path| {
+        let mut file = std::fs::read(path).unwrap();
+        let mut flipped = std::collections::HashSet::new();
+        for key in keys {
+            if !flipped.insert(*key) {
+                continue;
+            }
+            let v = c.get(key, 384).expect("cached");
+            let bytes: Vec<u8> = v[..4].iter().flat_map(|x| x.to_le_bytes()).collect();
+            let at = file
+                .windows(bytes.len())
+                .position(|w| w == bytes)
+                .expect("the vector's bytes are in the file");
+            // A bit of the second value's exponent: four times larger or smaller, still finite.
+            file[at + 7] ^= 0x01;
         }
-        let v = c.get(&key, 384).expect("cached");
-        let bytes: Vec<u8> = v[..4].iter().flat_map(|x| x.to_le_bytes()).collect();
-        let at = file
-            .windows(bytes.len())
-            .position(|w| w == bytes)
-            .expect("the vector's bytes are in the file");
-        // A bit of the second value's exponent: four times larger or smaller, still finite.
-        file[at + 7] ^= 0x01;
-    }
-    std::fs::write(&cache, &file).unwrap();
-    let r = build_dir(docs.path(), &bundle, Some(cache.clone())).unwrap();
-    assert_eq!(
-        r.embedded,
-        flipped.len(),
-        "every damaged vector embedded again"
-    );
-    assert!(
-        r.warnings.iter().any(|w| w.contains("damaged")),
-        "{:?}",
-        r.warnings
-    );
-    assert_eq!(
-        std::fs::read(&bundle).unwrap(),
-        cold,
-        "same bundle as the cold build"
-    );
+        std::fs::write(path, &file).unwrap();
+        flipped.len()
+    });
 }
 
 #[test]
