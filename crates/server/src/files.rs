@@ -9,11 +9,11 @@ use anyhow::{bail, Context, Result};
 
 /// Most bytes a bundle file (whole, or a split bundle's meta) or a query table may have: the
 /// same cap as a bundle fetched from a URL.
-pub const MAX_BUNDLE_FILE_BYTES: u64 = crate::mcp::remote::MAX_REMOTE_BYTES;
+pub(crate) const MAX_BUNDLE_FILE_BYTES: u64 = crate::mcp::remote::MAX_REMOTE_BYTES;
 
 /// Whether a symbolic link is followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Links {
+pub(crate) enum Links {
     /// The path a user named may be a link.
     Follow,
     /// A file the bundle names must be in its folder: a link is refused.
@@ -21,7 +21,7 @@ pub enum Links {
 }
 
 /// Reads `path` when it is a regular file of at most `max` bytes.
-pub fn read_bounded(path: &Path, max: u64, links: Links) -> Result<Vec<u8>> {
+pub(crate) fn read_bounded(path: &Path, max: u64, links: Links) -> Result<Vec<u8>> {
     let file = open(path, links).with_context(|| format!("opening {}", path.display()))?;
     let meta = file
         .metadata()

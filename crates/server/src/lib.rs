@@ -15,5 +15,4 @@ mod searcher;
 pub mod serve;
 pub mod tune;
 
-pub use files::{read_bounded, Links, MAX_BUNDLE_FILE_BYTES};
 pub use searcher::{QueryEncoder, Searcher};
