@@ -39,7 +39,10 @@ export interface PageGroup {
   url: string;
   /** The page's `data-lantern-meta` pairs, [key, value]. Plain text: escape before display. */
   meta: [string, string][];
+  /** The page's best sections, at most three; its top first when the query names the page. */
   hits: Hit[];
+  /** How many more of the page's sections matched ("N more on this page"). */
+  more: number;
 }
 
 /** One filter key of the site with each value and how many pages carry it. */

@@ -1,9 +1,15 @@
-//! Keyword retrieval: BM25 over chunks with compact postings.
+//! Keyword retrieval: BM25F over chunks with compact postings.
 //!
-//! Each chunk is scored as one document. Its breadcrumb (page title and headings) is counted
-//! `heading_weight` times, because a question's words that name a section are stronger evidence
-//! than the same words in passing. Postings are delta-coded chunk ids and term frequencies in
-//! LEB128 varints: small enough to ship, fast enough to decode per query.
+//! A chunk is scored as one document of four fields: the page title (on the page's top chunk
+//! only, so a query naming a page lands on its top), the section's own heading, the headings
+//! above it (counted once, not as body words) and the body. Each field is scored by BM25 with
+//! its own length normalisation and saturation, and the fields' scores are added with weights:
+//! unlike BM25F's single saturation, where a body that repeats a word soon scores as much as a
+//! title made of it, a match in the title or a heading stays ahead of the same words in
+//! passing, and a long body does not dilute its heading. A term's weighted field scores are
+//! summed when the index is written (the title's kept apart, as a query weighs it by its
+//! length), so a posting is a delta-coded chunk id and one or two scores in LEB128 varints:
+//! small enough to ship, fast enough to decode per query.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,26 +17,60 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::{fold, is_cjk, Analyzer, Lang};
 
-/// BM25 settings, stored in the bundle.
+/// One field's weight and length normalisation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FieldParams {
+    /// How much one occurrence counts, relative to one in the body.
+    pub weight: f32,
+    /// Length normalisation in `[0, 1]` against the field's mean length (0: none).
+    pub b: f32,
+}
+
+/// Keyword scoring settings, stored in the bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Bm25Params {
     /// Term-frequency saturation; 1.2 is the classic default and suits short chunks.
     pub k1: f32,
-    /// Length normalization; 0.75 is the classic default.
-    pub b: f32,
-    /// How many times breadcrumb terms count.
-    pub heading_weight: u32,
+    /// The page title, on the page's top chunk.
+    pub title: FieldParams,
+    /// The section's own heading.
+    pub heading: FieldParams,
+    /// The headings above the section (the page title first), once per chunk.
+    pub path: FieldParams,
+    /// The chunk's text.
+    pub body: FieldParams,
 }
 
 impl Default for Bm25Params {
     fn default() -> Self {
         Bm25Params {
             k1: 1.2,
-            b: 0.75,
-            heading_weight: 3,
+            title: FieldParams {
+                weight: 4.0,
+                b: 0.5,
+            },
+            heading: FieldParams {
+                weight: 2.0,
+                b: 0.5,
+            },
+            path: FieldParams {
+                weight: 0.5,
+                b: 0.0,
+            },
+            body: FieldParams {
+                weight: 1.0,
+                b: 0.75,
+            },
         }
     }
 }
+
+/// A strong match scores this many times a saturated body match (see `strong_match`); chosen
+/// with the fusion on the three labelled sets, checked on the Cargo book's navigational set.
+const STRONG_MATCH: f32 = 1.2;
+
+/// A term's summed field scores are stored in units of 1/`SCORE_SCALE`.
+const SCORE_SCALE: f32 = 16.0;
 
 /// The inverted index over chunks, cut into blocks by key range (a key is a term or a word as
 /// written), so that a query fetches only the blocks its words fall in. A block that is not
@@ -38,8 +78,6 @@ impl Default for Bm25Params {
 #[derive(Debug, Clone)]
 pub struct LexicalIndex {
     pub params: Bm25Params,
-    /// Mean weighted chunk length.
-    pub(crate) avg_len: f32,
     pub(crate) num_docs: usize,
     pub(crate) num_terms: usize,
     /// Each block's first key (the first is empty) and first term id, ascending.
@@ -53,8 +91,8 @@ pub struct LexicalIndex {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TermShard {
     pub(crate) terms: Vec<String>,
-    /// One varint-coded list per term: (chunk id delta, weighted frequency, weighted chunk
-    /// length) triples. The length travels with the posting so no per-chunk table is needed.
+    /// One varint-coded list of [`Posting`]s per term (see `encode_postings`). The fields' weights and lengths are folded in when
+    /// the index is written, so no per-chunk table is needed.
     pub(crate) postings: Vec<Vec<u8>>,
     pub(crate) surfaces: Vec<(String, u32)>,
 }
@@ -95,9 +133,14 @@ impl Want {
     }
 }
 
-/// A chunk as the lexical index sees it.
+/// A chunk as the lexical index sees it: its fields' text.
 pub struct LexicalDoc<'a> {
+    /// The page title, for the page's top chunk; empty for the others.
+    pub title: &'a str,
+    /// The section's own heading (empty for text under the title alone).
     pub heading: &'a str,
+    /// The headings above the section, joined.
+    pub path: &'a str,
     pub body: &'a str,
     /// The page's language, which picks the stemmer.
     pub lang: Lang,
@@ -113,12 +156,18 @@ impl LexicalIndex {
         analyzer: &Analyzer,
         params: Bm25Params,
     ) -> Self {
-        let mut lists: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
-        let mut doc_len = Vec::new();
+        // Per chunk and field: each term's frequency, and the field's length in terms.
+        type Fields = [(HashMap<String, u32>, u32); 4];
         let mut surface_terms: BTreeMap<(String, String), ()> = BTreeMap::new();
-        for (id, doc) in docs.into_iter().enumerate() {
-            let mut tf: HashMap<String, u32> = HashMap::new();
-            for (text, weight) in [(doc.heading, params.heading_weight), (doc.body, 1)] {
+        let mut per_doc: Vec<Fields> = Vec::new();
+        let mut total = [0f64; 4];
+        let mut present = [0usize; 4];
+        for doc in docs {
+            let mut fields: Fields = Default::default();
+            for (f, text) in [doc.title, doc.heading, doc.path, doc.body]
+                .iter()
+                .enumerate()
+            {
                 for t in analyzer.tokens(text, doc.lang) {
                     let Some(term) = t.term else { continue };
                     let word = &text[t.start..t.end];
@@ -128,14 +177,49 @@ impl LexicalIndex {
                             surface_terms.insert((surface, term.clone()), ());
                         }
                     }
-                    *tf.entry(term).or_default() += weight;
+                    *fields[f].0.entry(term).or_default() += 1;
+                    fields[f].1 += 1;
+                }
+                if fields[f].1 > 0 {
+                    total[f] += fields[f].1 as f64;
+                    present[f] += 1;
                 }
             }
-            doc_len.push(tf.values().sum::<u32>());
-            for (term, f) in tf {
-                lists.entry(term).or_default().push((id as u32, f));
+            per_doc.push(fields);
+        }
+        // A field's mean length over the chunks that have it.
+        let avg: [f32; 4] =
+            std::array::from_fn(|f| (total[f] / present[f].max(1) as f64).max(1.0) as f32);
+        let field_params = [params.title, params.heading, params.path, params.body];
+        let mut lists: BTreeMap<String, Vec<Posting>> = BTreeMap::new();
+        let k1 = params.k1;
+        for (id, fields) in per_doc.iter().enumerate() {
+            // Per term: the title's score, and the other fields' summed.
+            let mut sum: HashMap<&str, [f32; 2]> = HashMap::new();
+            for (f, (freqs, len)) in fields.iter().enumerate() {
+                let FieldParams { weight, b } = field_params[f];
+                let norm = 1.0 - b + b * *len as f32 / avg[f];
+                for (term, &n) in freqs {
+                    let tf = n as f32;
+                    sum.entry(term.as_str()).or_default()[(f > 0) as usize] +=
+                        weight * tf * (k1 + 1.0) / (tf + k1 * norm);
+                }
+            }
+            for (term, [title, section]) in sum {
+                let q = |v: f32| (v * SCORE_SCALE).round() as u32;
+                let title = q(title);
+                lists.entry(term.to_string()).or_default().push(Posting {
+                    chunk: id as u32,
+                    section: if title > 0 {
+                        q(section)
+                    } else {
+                        q(section).max(1)
+                    },
+                    title,
+                });
             }
         }
+        let num_docs = per_doc.len();
         let terms: Vec<String> = lists.keys().cloned().collect();
         let surfaces: Vec<(String, u32)> = surface_terms
             .into_keys()
@@ -147,8 +231,8 @@ impl LexicalIndex {
         let postings: Vec<Vec<u8>> = lists
             .into_values()
             .map(|mut list| {
-                list.sort_unstable();
-                encode_postings(&list, &doc_len)
+                list.sort_unstable_by_key(|p| p.chunk);
+                encode_postings(&list)
             })
             .collect();
 
@@ -184,16 +268,9 @@ impl LexicalIndex {
                 si += 1;
             }
         }
-        let total: f64 = doc_len.iter().map(|&l| l as f64).sum();
-        let avg_len = if doc_len.is_empty() {
-            1.0
-        } else {
-            (total / doc_len.len() as f64) as f32
-        };
         LexicalIndex {
             params,
-            avg_len,
-            num_docs: doc_len.len(),
+            num_docs,
             num_terms: terms.len(),
             blocks,
             shards: shards.into_iter().map(Some).collect(),
@@ -203,7 +280,6 @@ impl LexicalIndex {
     /// An index whose blocks are described but not loaded.
     pub(crate) fn unloaded(
         params: Bm25Params,
-        avg_len: f32,
         num_docs: usize,
         num_terms: usize,
         blocks: Vec<(String, u32)>,
@@ -211,7 +287,6 @@ impl LexicalIndex {
         let shards = vec![None; blocks.len()];
         LexicalIndex {
             params,
-            avg_len,
             num_docs,
             num_terms,
             blocks,
@@ -223,8 +298,8 @@ impl LexicalIndex {
     /// empty key and term 0.
     pub(crate) fn validate_blocks(&self) -> crate::error::Result<()> {
         let bad = |m: &str| Err(crate::error::Error::Inconsistent(m.into()));
-        if !(self.avg_len.is_finite() && self.avg_len > 0.0) {
-            return bad("invalid mean chunk length");
+        if !(self.params.k1.is_finite() && self.params.k1 > 0.0) {
+            return bad("invalid BM25 saturation");
         }
         match self.blocks.first() {
             Some((k, 0)) if k.is_empty() => {}
@@ -282,11 +357,7 @@ impl LexicalIndex {
             let mut prev: Option<u32> = None;
             let mut pos = 0;
             while pos < list.len() {
-                let (Some(delta), Some(_), Some(_)) = (
-                    read_varint(list, &mut pos),
-                    read_varint(list, &mut pos),
-                    read_varint(list, &mut pos),
-                ) else {
+                let Some((delta, _)) = read_posting(list, &mut pos) else {
                     return bad("a postings list is malformed");
                 };
                 let id = match prev {
@@ -434,8 +505,8 @@ impl LexicalIndex {
             .map(Vec::as_slice)
     }
 
-    /// Decoded postings of one term: (chunk, weighted frequency, weighted chunk length).
-    pub fn postings(&self, id: usize, want: &Want) -> Vec<(u32, u32, u32)> {
+    /// Decoded postings of one term.
+    pub(crate) fn postings(&self, id: usize, want: &Want) -> Vec<Posting> {
         self.encoded_postings(id, want)
             .map(decode_postings)
             .unwrap_or_default()
@@ -463,17 +534,30 @@ impl LexicalIndex {
         (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// Adds `weight * BM25(term)` for every chunk containing term `id` into `scores`.
-    pub fn accumulate(&self, id: usize, weight: f32, scores: &mut HashMap<u32, f32>, want: &Want) {
+    /// Adds `weight * idf * (section fields' score + title * title's score)` for every chunk
+    /// containing term `id` into `scores`.
+    pub fn accumulate(
+        &self,
+        id: usize,
+        weight: f32,
+        title: f32,
+        scores: &mut HashMap<u32, f32>,
+        want: &Want,
+    ) {
         let list = self.postings(id, want);
         let idf = self.idf(list.len());
-        let avg = self.avg_len.max(1.0);
-        let Bm25Params { k1, b, .. } = self.params;
-        for (chunk, tf, len) in list {
-            let (tf, len) = (tf as f32, len as f32);
-            let s = idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg));
-            *scores.entry(chunk).or_default() += weight * s;
+        for p in list {
+            let q = p.section as f32 + title * p.title as f32;
+            *scores.entry(p.chunk).or_default() += weight * idf * q / SCORE_SCALE;
         }
+    }
+
+    /// What one term scores per unit of idf in a chunk that matches it strongly: a little over
+    /// a saturated body match. Keyword strength (how much hybrid mode trusts the words) is the
+    /// best chunk's score over this bound summed over the query's terms, clamped at 1, so a
+    /// heading or title match reaches full strength and a word in passing does not.
+    pub(crate) fn strong_match(&self) -> f32 {
+        (self.params.k1 + 1.0) * STRONG_MATCH
     }
 }
 
@@ -511,33 +595,64 @@ pub fn top_k(scores: HashMap<u32, f32>, k: usize) -> Vec<(u32, f32)> {
     hits
 }
 
-fn encode_postings(list: &[(u32, u32)], doc_len: &[u32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(list.len() * 3);
+/// One chunk's entry in a term's postings: the term's weighted field scores before idf, in
+/// sixteenths, the title's apart (a query weighs it by how much it looks like a page's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Posting {
+    pub(crate) chunk: u32,
+    /// Heading, headings above and body.
+    pub(crate) section: u32,
+    /// The page title (top chunks only; 0 elsewhere).
+    pub(crate) title: u32,
+}
+
+/// Each posting is the chunk id's delta, then `section << 1 | has title`, then the title's
+/// score if it has one: most chunks carry no title, so the flag costs less than a 0.
+fn encode_postings(list: &[Posting]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(list.len() * 2);
     let mut prev = 0u32;
-    for &(chunk, tf) in list {
-        write_varint(&mut out, chunk - prev);
-        write_varint(&mut out, tf);
-        write_varint(&mut out, doc_len.get(chunk as usize).copied().unwrap_or(1));
-        prev = chunk;
+    for p in list {
+        write_varint(&mut out, p.chunk - prev);
+        write_varint(&mut out, p.section.saturating_mul(2) | (p.title > 0) as u32);
+        if p.title > 0 {
+            write_varint(&mut out, p.title);
+        }
+        prev = p.chunk;
     }
     out
 }
 
+/// One posting as (chunk id delta, posting with a relative chunk id), or None if malformed.
+fn read_posting(bytes: &[u8], pos: &mut usize) -> Option<(u32, Posting)> {
+    let delta = read_varint(bytes, pos)?;
+    let v = read_varint(bytes, pos)?;
+    let title = if v & 1 == 1 {
+        read_varint(bytes, pos)?
+    } else {
+        0
+    };
+    Some((
+        delta,
+        Posting {
+            chunk: delta,
+            section: v >> 1,
+            title,
+        },
+    ))
+}
+
 /// Decodes a postings list; a malformed tail (impossible after the bundle checksum) just ends it.
-fn decode_postings(bytes: &[u8]) -> Vec<(u32, u32, u32)> {
+fn decode_postings(bytes: &[u8]) -> Vec<Posting> {
     let mut out = Vec::new();
     let mut pos = 0;
     let mut chunk = 0u32;
     while pos < bytes.len() {
-        let (Some(delta), Some(tf), Some(len)) = (
-            read_varint(bytes, &mut pos),
-            read_varint(bytes, &mut pos),
-            read_varint(bytes, &mut pos),
-        ) else {
+        let Some((delta, mut p)) = read_posting(bytes, &mut pos) else {
             break;
         };
         chunk = chunk.saturating_add(delta);
-        out.push((chunk, tf, len));
+        p.chunk = chunk;
+        out.push(p);
     }
     out
 }
@@ -569,12 +684,18 @@ mod tests {
 
     #[test]
     fn varints_round_trip() {
-        let list = vec![(0, 1), (5, 300), (70_000, 2)];
-        let mut lens = vec![0u32; 70_001];
-        lens[5] = 9;
-        lens[70_000] = 300_000;
-        let got = decode_postings(&encode_postings(&list, &lens));
-        assert_eq!(got, vec![(0, 1, 0), (5, 300, 9), (70_000, 2, 300_000)]);
+        let p = |chunk, section, title| Posting {
+            chunk,
+            section,
+            title,
+        };
+        let list = vec![
+            p(0, 1, 0),
+            p(5, 300, 7),
+            p(70_000, 0, 2),
+            p(70_001, 300_000, 0),
+        ];
+        assert_eq!(decode_postings(&encode_postings(&list)), list);
     }
 
     #[test]
@@ -587,7 +708,9 @@ mod tests {
         ];
         let idx = LexicalIndex::build(
             docs.iter().map(|(h, b)| LexicalDoc {
+                title: "",
                 heading: h,
+                path: "",
                 body: b,
                 lang: Lang::English,
             }),
@@ -597,7 +720,7 @@ mod tests {
         let want = Want::default();
         let id = idx.term_id("cach", &want).expect("stemmed term");
         let mut scores = HashMap::new();
-        idx.accumulate(id, 1.0, &mut scores, &want);
+        idx.accumulate(id, 1.0, 1.0, &mut scores, &want);
         let hits = top_k(scores, 10);
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].0, 1);
@@ -612,7 +735,9 @@ mod tests {
         let a = Analyzer::default();
         let idx = LexicalIndex::build(
             [LexicalDoc {
+                title: "",
                 heading: "",
+                path: "",
                 body: "config configure zebra conf configuration",
                 lang: Lang::English,
             }],
@@ -643,7 +768,9 @@ mod tests {
         let body = words.join(" ");
         let idx = LexicalIndex::build(
             [LexicalDoc {
+                title: "",
                 heading: "",
+                path: "",
                 body: &body,
                 lang: Lang::None,
             }],

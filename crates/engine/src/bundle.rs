@@ -31,7 +31,7 @@ use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -213,8 +213,6 @@ impl ShardKind {
 /// What the meta part holds: enough to plan a query and to check every shard.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Meta {
-    /// Mean weighted chunk length (BM25).
-    pub(crate) avg_len: f32,
     /// Chunks of each page; chunks are numbered page after page.
     pub(crate) page_chunks: Vec<u32>,
     /// The languages of the pages.
@@ -389,7 +387,6 @@ impl Bundle {
             fp.update(&[0]);
         }
         let meta = Meta {
-            avg_len: lexical.avg_len,
             filters: pages
                 .iter()
                 .enumerate()
@@ -496,7 +493,6 @@ impl Bundle {
         }
         let lexical = LexicalIndex::unloaded(
             header.bm25,
-            meta.avg_len,
             chunks as usize,
             header.terms as usize,
             meta.term_blocks.to_vec(),
@@ -581,6 +577,15 @@ impl Bundle {
     /// The page of chunk `id`, known without its text.
     pub(crate) fn page_id_of(&self, id: u32) -> u32 {
         self.page_ends.partition_point(|&e| e <= id) as u32
+    }
+
+    /// The first chunk of page `page` (its top: text under the title, or its first section),
+    /// known without its text.
+    pub fn page_top(&self, page: u32) -> u32 {
+        match page {
+            0 => 0,
+            p => self.page_ends.get(p as usize - 1).copied().unwrap_or(0),
+        }
     }
 
     /// The text block holding chunk `id`.

@@ -51,7 +51,7 @@ impl Engine {
             return (Vec::new(), 0.0);
         }
 
-        let saturation = lex.params.k1 + 1.0;
+        let saturation = lex.strong_match();
         let bound: f32 = expanded
             .iter()
             .map(|e| {
@@ -62,13 +62,16 @@ impl Engine {
             })
             .sum::<f32>()
             + missing as f32 * lex.idf(0) * saturation;
+        // A query of a few words may be a page's name: the title counts in full. A longer one
+        // is a question, whose words in a title say less than the same words in a heading.
+        let title = title_weight(expanded.len() + missing);
         let mut scores: HashMap<u32, f32> = HashMap::new();
         let mut matched: HashMap<u32, u32> = HashMap::new();
         for e in &expanded {
             let mut per_term: HashMap<u32, f32> = HashMap::new();
             for &(id, w) in &e.ids {
                 let mut s = HashMap::new();
-                lex.accumulate(id, w, &mut s, want);
+                lex.accumulate(id, w, title, &mut s, want);
                 for (c, v) in s {
                     let slot = per_term.entry(c).or_default();
                     *slot = slot.max(v);
@@ -99,7 +102,7 @@ impl Engine {
                     let ids = alts.iter().filter_map(|t| lex.term_id(t, want));
                     need.push(
                         ids.flat_map(|id| lex.postings(id, want))
-                            .map(|(c, _, _)| c)
+                            .map(|p| p.chunk)
                             .collect(),
                     );
                 }
@@ -223,6 +226,15 @@ impl Engine {
         })
     }
 }
+
+/// How much a page title's match counts for a query of `terms` words: in full up to
+/// [`NAME_WORDS`], then less the longer the query.
+fn title_weight(terms: usize) -> f32 {
+    (NAME_WORDS as f32 / terms.max(1) as f32).min(1.0)
+}
+
+/// Page names are rarely longer than this many words (stop words aside).
+const NAME_WORDS: usize = 3;
 
 fn contains_seq(hay: &[String], needle: &[String]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)

@@ -21,6 +21,9 @@ use crate::vector::VectorHit;
 
 /// How many vector hits take part in fusion (and set the min-max range of cosines).
 const FUSION_DEPTH: usize = 50;
+/// At most this many sections of one page are shown; the others are counted
+/// ([`PageGroup::more`]).
+pub const PER_PAGE: usize = 3;
 /// How many keyword hits take part in fusion: more than vector hits, because a keyword hit's
 /// cosine can be looked up while a vector hit's BM25 beyond this depth counts as zero.
 const KEYWORD_DEPTH: usize = 200;
@@ -128,8 +131,11 @@ pub struct PageGroup {
     pub url: String,
     /// The page's `data-lantern-meta` pairs (plain text).
     pub meta: Vec<(String, String)>,
-    /// The page's hits, best first.
+    /// The page's hits, best first (at most [`PER_PAGE`]).
     pub hits: Vec<Hit>,
+    /// How many more of its sections matched: "N more on this page".
+    #[serde(default)]
+    pub more: u32,
 }
 
 /// What a search returns.
@@ -480,27 +486,23 @@ impl Engine {
             // One retriever: a page's evidence is its best section's.
             (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
         };
-        // The k best sections; then, for each of the k best pages that has none of them, its
-        // best section, so every page that ranks is shown with one.
-        let mut hits_ids: Vec<(u32, f32)> = fused.iter().take(k).copied().collect();
-        let mut pages: Vec<(u32, f32)> = page_scores.iter().map(|(&p, &s)| (p, s)).collect();
-        pages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for &(page, _) in pages.iter().take(k) {
-            if !hits_ids.iter().any(|&(c, _)| page_of(c) == page) {
-                if let Some(&best) = fused.iter().find(|&&(c, _)| page_of(c) == page) {
-                    hits_ids.push(best);
-                }
-            }
-        }
-        let fused = hits_ids;
-
+        let shown = self.shown(&fused, &page_scores, k, &query, &want);
         // Every shown hit's text, and the best keyword hit's, is needed from here on.
-        for &(c, _) in fused.iter().chain(keyword.first()) {
+        for &(c, _) in shown.iter().chain(keyword.first()) {
             self.bundle.chunk_or_want(c, &want);
         }
         if !want.is_empty() {
             return self.incomplete(mode, &want);
         }
+        // Sections of a shown page beyond those shown: "N more on this page".
+        let mut more: HashMap<u32, u32> = HashMap::new();
+        for &(c, _) in &fused {
+            if !shown.iter().any(|&(s, _)| s == c) {
+                *more.entry(page_of(c)).or_default() += 1;
+            }
+        }
+        let fused = shown;
+
         let all_words = keyword
             .first()
             .is_some_and(|&(c, _)| self.matches_all_words(c, &query));
@@ -525,10 +527,11 @@ impl Engine {
                     kw.get(&c).copied(),
                     vs.get(&c).copied(),
                     &highlight_terms,
+                    &query,
                 )
             })
             .collect();
-        let pages = group_by_page(&hits, &page_scores, &self.bundle);
+        let pages = group_by_page(&hits, &page_scores, &more, &self.bundle);
         Results {
             mode,
             hits,
@@ -541,6 +544,81 @@ impl Engine {
             unread_script,
             missing: Vec::new(),
         }
+    }
+
+    /// The sections shown, from the fused list, best first: at most [`PER_PAGE`] of a page, so
+    /// other pages stay on the first screen, until `k` are chosen; then the best section of
+    /// each of the `k` best pages that has none. A page whose title holds every word of the
+    /// query is what the reader asked for: its top is shown first, so the result opens the page
+    /// rather than a section deep in it. The page's title is read once its text is loaded
+    /// (a split bundle then fetches the top's text and searches again).
+    fn shown(
+        &self,
+        fused: &[(u32, f32)],
+        page_scores: &HashMap<u32, f32>,
+        k: usize,
+        query: &Query,
+        want: &Want,
+    ) -> Vec<(u32, f32)> {
+        let page_of = |c: u32| self.bundle.page_id_of(c);
+        let mut per_page: HashMap<u32, usize> = HashMap::new();
+        let mut shown: Vec<(u32, f32)> = Vec::new();
+        for &(c, score) in fused {
+            if shown.len() >= k {
+                break;
+            }
+            let n = per_page.entry(page_of(c)).or_default();
+            if *n < PER_PAGE {
+                *n += 1;
+                shown.push((c, score));
+            }
+        }
+        let mut pages: Vec<(u32, f32)> = page_scores.iter().map(|(&p, &s)| (p, s)).collect();
+        pages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for &(page, _) in pages.iter().take(k) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = per_page.entry(page) {
+                if let Some(&best) = fused.iter().find(|&&(c, _)| page_of(c) == page) {
+                    slot.insert(1);
+                    shown.push(best);
+                }
+            }
+        }
+        // Landing: the top of a page named by the query goes first among its sections.
+        let mut pages_shown: Vec<u32> = shown.iter().map(|&(c, _)| page_of(c)).collect();
+        pages_shown.dedup();
+        for page in pages_shown {
+            let top = self.bundle.page_top(page);
+            let Some(&(first, _)) = shown.iter().find(|&&(c, _)| page_of(c) == page) else {
+                continue;
+            };
+            if first == top {
+                continue;
+            }
+            let Some(&(_, top_score)) = fused.iter().find(|&&(c, _)| c == top) else {
+                continue;
+            };
+            let Some(c) = self.bundle.chunk_or_want(first, want) else {
+                continue;
+            };
+            let title = &self.bundle.page_of(c).title;
+            if !self.holds_all_words(title, self.bundle.page_of(c).lang, query) {
+                continue;
+            }
+            shown.retain(|&(c, _)| c != top);
+            let at = shown.iter().position(|&(c, _)| c == first).unwrap_or(0);
+            let first_score = shown[at].1;
+            // The top takes its page's first place and its score, so the group stays in order.
+            shown.insert(at, (top, top_score.max(first_score)));
+            let mut seen = 0;
+            shown.retain(|&(c, _)| {
+                if page_of(c) != page {
+                    return true;
+                }
+                seen += 1;
+                seen <= PER_PAGE
+            });
+        }
+        shown
     }
 
     /// The result of a search that needs shards which are not loaded: only their names.
@@ -579,11 +657,17 @@ impl Engine {
             return false;
         };
         let lang = self.bundle.page_of(c).lang;
-        let terms: HashSet<String> = self
-            .analyzer
-            .terms(&format!("{} {}", c.breadcrumb.join(" "), c.text), lang)
-            .into_iter()
-            .collect();
+        self.holds_all_words(
+            &format!("{} {}", c.breadcrumb.join(" "), c.text),
+            lang,
+            query,
+        )
+    }
+
+    /// Does `text` hold every word of the query (as index terms, in any of the bundle's
+    /// languages)? False for a query without words.
+    fn holds_all_words(&self, text: &str, lang: Lang, query: &Query) -> bool {
+        let terms: HashSet<String> = self.analyzer.terms(text, lang).into_iter().collect();
         let wanted: Vec<Vec<String>> = self
             .analyzer
             .query_units(&query.words)
@@ -604,10 +688,19 @@ impl Engine {
         keyword: Option<Signal>,
         vector: Option<Signal>,
         highlight: &crate::excerpt::HighlightTerms,
+        query: &Query,
     ) -> Hit {
         let c = &self.bundle.chunks()[chunk as usize];
         let page = self.bundle.page_of(c);
-        let url = self.bundle.section_url(c);
+        // A page's top opens the page itself, title first, when it is text under the title or
+        // the query names the page; a first section found by its own heading opens there.
+        let opens_page = chunk == self.bundle.page_top(c.page)
+            && (c.breadcrumb.len() <= 1 || self.holds_all_words(&page.title, page.lang, query));
+        let url = if opens_page {
+            page.url.clone()
+        } else {
+            self.bundle.section_url(c)
+        };
         let (excerpt, highlights) = self.excerpt(&c.text, page.lang, highlight);
         Hit {
             chunk,
@@ -625,7 +718,12 @@ impl Engine {
 }
 
 /// Groups hits by page, pages in order of their score (then of their best hit).
-fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>, bundle: &Bundle) -> Vec<PageGroup> {
+fn group_by_page(
+    hits: &[Hit],
+    page_scores: &HashMap<u32, f32>,
+    more: &HashMap<u32, u32>,
+    bundle: &Bundle,
+) -> Vec<PageGroup> {
     let mut order: Vec<u32> = Vec::new();
     let mut groups: HashMap<u32, Vec<Hit>> = HashMap::new();
     for h in hits {
@@ -654,6 +752,7 @@ fn group_by_page(hits: &[Hit], page_scores: &HashMap<u32, f32>, bundle: &Bundle)
                     .map(|page| page.meta.clone())
                     .unwrap_or_default(),
                 hits,
+                more: more.get(&p).copied().unwrap_or(0),
             }
         })
         .collect()

@@ -123,16 +123,46 @@ impl BundleWriter {
         }
         let analyzer = Analyzer::default();
         let bm25 = Bm25Params::default();
-        let crumbs: Vec<String> = self.chunks.iter().map(|c| c.breadcrumb.join(" ")).collect();
+        // The fields of each chunk: the title on its page's top chunk, its own heading, the
+        // headings above it once.
+        let fields: Vec<(&str, &str, String)> = self
+            .chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let top = i == 0 || self.chunks[i - 1].page != c.page;
+                let (own, above) = match c.breadcrumb.split_last() {
+                    Some((own, above)) if !above.is_empty() => (own.as_str(), above),
+                    // Text under the title alone: the title is its heading.
+                    _ => ("", &c.breadcrumb[..]),
+                };
+                let title = if top {
+                    c.breadcrumb.first().map_or("", String::as_str)
+                } else {
+                    ""
+                };
+                let path = if top {
+                    &above[above.len().min(1)..]
+                } else {
+                    above
+                };
+                (title, own, path.join(" "))
+            })
+            .collect();
         let lexical = LexicalIndex::build(
-            self.chunks.iter().zip(&crumbs).map(|(c, h)| LexicalDoc {
-                heading: h,
-                body: &c.text,
-                lang: self
-                    .pages
-                    .get(c.page as usize)
-                    .map_or(Lang::None, |p| p.lang),
-            }),
+            self.chunks
+                .iter()
+                .zip(&fields)
+                .map(|(c, (title, heading, path))| LexicalDoc {
+                    title,
+                    heading,
+                    path,
+                    body: &c.text,
+                    lang: self
+                        .pages
+                        .get(c.page as usize)
+                        .map_or(Lang::None, |p| p.lang),
+                }),
             &analyzer,
             bm25,
         );

@@ -68,6 +68,7 @@ fn keyword_vector_and_hybrid_modes() {
     assert_eq!(r.hits[0].url, "/cache.html#clearing");
     let q = [0.0, 0.0, 0.9, 0.1];
     let r = e.search("no shared words here", Some(&q), Mode::Vector, 5);
+    // The page's first section is its top: the link opens the page, title first.
     assert_eq!(r.hits[0].url, "/faq.html#offline");
     assert!((r.best_cosine.unwrap() - 0.9).abs() < 0.05);
     let r = e.search("cache", Some(&q), Mode::Hybrid, 5);
@@ -301,4 +302,96 @@ fn a_question_the_model_cannot_read_is_judged_by_its_words() {
     let near = [0.0, 0.0, 0.9, 0.1];
     let r = e.search("where does the cache live", Some(&near), Mode::Hybrid, 5);
     assert!(!r.no_good_match);
+}
+
+/// A page named "Testing" with an intro and five sections, and a changelog whose sections
+/// mention tests over and over; vectors along 8 axes, chunk i on axis i % 8.
+fn structured() -> Engine {
+    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 8, 64), 0.5);
+    let t = w.add_page(
+        "/testing.html",
+        "Testing",
+        "testing.md",
+        lantern_engine::Lang::English,
+    );
+    w.add_chunk(
+        t,
+        vec!["Testing".into()],
+        "",
+        "How a package checks itself.",
+    );
+    for s in [
+        "Unit",
+        "Integration",
+        "Documentation",
+        "Benchmarks",
+        "Fixtures",
+    ] {
+        w.add_chunk(
+            t,
+            vec!["Testing".into(), s.into()],
+            &s.to_lowercase(),
+            &format!("{s} checks run with the rest; tests are found by name."),
+        );
+    }
+    let c = w.add_page(
+        "/changes.html",
+        "Changelog",
+        "changes.md",
+        lantern_engine::Lang::English,
+    );
+    for v in 1..=4 {
+        w.add_chunk(
+            c,
+            vec!["Changelog".into(), format!("Version {v}")],
+            &format!("v{v}"),
+            "Fixed tests. More tests. Tests run faster; flaky tests retried.",
+        );
+    }
+    let n = 10;
+    let vectors = (0..n)
+        .map(|i| (0..8).map(|d| if d == i % 8 { 1.0 } else { 0.0 }).collect())
+        .collect();
+    let bundle = w.finish(vectors).unwrap();
+    Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap())
+}
+
+#[test]
+fn a_page_named_by_the_query_comes_first_and_opens_at_its_top() {
+    let e = structured();
+    // Keyword: the page's title outranks a changelog that repeats the word in every section.
+    let r = e.search("testing", None, Mode::Keyword, 10);
+    assert_eq!(r.pages[0].title, "Testing", "{:?}", r.pages);
+    assert_eq!(
+        r.pages[0].hits[0].url, "/testing.html",
+        "the page's top, no anchor"
+    );
+    // Hybrid with a query vector pointing at a deep section: the top still leads its page.
+    let mut q = vec![0.0; 8];
+    q[4] = 1.0;
+    let r = e.search("testing", Some(&q), Mode::Hybrid, 10);
+    assert_eq!(r.pages[0].title, "Testing");
+    assert_eq!(r.pages[0].hits[0].url, "/testing.html");
+    // Words of a heading, not the title: that section, not the page's top.
+    let r = e.search("fixtures", None, Mode::Keyword, 10);
+    assert_eq!(r.hits[0].url, "/testing.html#fixtures");
+}
+
+#[test]
+fn a_page_shows_three_sections_and_counts_the_rest() {
+    let e = structured();
+    let r = e.search("tests", None, Mode::Keyword, 10);
+    for g in &r.pages {
+        assert!(g.hits.len() <= 3, "{} shows {}", g.title, g.hits.len());
+    }
+    let changelog = r.pages.iter().find(|g| g.title == "Changelog").unwrap();
+    assert_eq!(
+        changelog.hits.len() as u32 + changelog.more,
+        4,
+        "all four counted"
+    );
+    assert!(changelog.more >= 1);
+    let testing = r.pages.iter().find(|g| g.title == "Testing").unwrap();
+    // The title ("Testing") counts for the top; five sections say "tests".
+    assert_eq!(testing.hits.len() as u32 + testing.more, 6);
 }

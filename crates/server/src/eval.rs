@@ -96,6 +96,18 @@ pub fn page_matches(source: &str, expected: &str) -> bool {
     expected == source || expected.ends_with(&format!("/{source}"))
 }
 
+/// Does `heading` hold every word of `query` (lowercase letters and digits, as written)?
+fn holds_words(heading: &str, query: &str) -> bool {
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let have = words(heading);
+    words(query).iter().all(|w| have.contains(w))
+}
+
 /// Outcome of one question in one mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -106,6 +118,9 @@ pub struct Outcome {
     pub page_rank: Option<usize>,
     /// The expected section was among the top 5 chunks (None when not labelled).
     pub section_hit5: Option<bool>,
+    /// Navigational questions: the first result shown is on the expected page and opens its
+    /// top, or a section whose heading holds every word of the query.
+    pub lands_top: Option<bool>,
     pub no_good_match: bool,
     pub best_cosine: Option<f32>,
     /// A section contains every query word (which answers whatever the cosine says).
@@ -128,6 +143,8 @@ pub struct Metrics {
     pub mrr10: f64,
     pub ndcg10: f64,
     pub section_hit5: Option<f64>,
+    /// Share of navigational questions whose first result lands on the page's top.
+    pub lands_top: Option<f64>,
 }
 
 pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
@@ -140,6 +157,10 @@ pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
         |f: &dyn Fn(&Outcome) -> f64| answerable.iter().map(|o| f(o)).sum::<f64>() / n as f64;
     let within = |k: usize| move |o: &Outcome| o.page_rank.is_some_and(|r| r <= k) as u8 as f64;
     let sections: Vec<bool> = answerable.iter().filter_map(|o| o.section_hit5).collect();
+    let tops: Vec<bool> = answerable.iter().filter_map(|o| o.lands_top).collect();
+    let share = |v: &[bool]| {
+        (!v.is_empty()).then(|| v.iter().filter(|&&b| b).count() as f64 / v.len() as f64)
+    };
     Metrics {
         n,
         hit1: frac(&within(1)),
@@ -152,8 +173,8 @@ pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
                 .map(|r| 1.0 / ((r + 1) as f64).log2())
                 .unwrap_or(0.0)
         }),
-        section_hit5: (!sections.is_empty())
-            .then(|| sections.iter().filter(|&&b| b).count() as f64 / sections.len() as f64),
+        section_hit5: share(&sections),
+        lands_top: share(&tops),
     }
 }
 
@@ -218,12 +239,24 @@ pub fn outcome(
             })
         })
     });
+    let lands_top = (q.kind.as_deref() == Some("navigational")).then(|| {
+        let first = r.pages.first().and_then(|g| g.hits.first());
+        first.is_some_and(|h| {
+            q.expected.iter().any(|e| page_matches(source(h.page), e))
+                && (h.chunk == bundle.page_top(h.page)
+                    || bundle
+                        .chunk(h.chunk)
+                        .and_then(|c| c.breadcrumb.get(1..)?.last())
+                        .is_some_and(|heading| holds_words(heading, &q.query)))
+        })
+    });
     Outcome {
         id: q.id.clone(),
         group: q.group(),
         answerable: q.answerable(),
         page_rank,
         section_hit5,
+        lands_top,
         no_good_match: r.no_good_match,
         best_cosine: r.best_cosine,
         all_words: r.all_words,
@@ -295,8 +328,17 @@ pub fn evaluate(
     )?;
     writeln!(
         out,
-        "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
-        "mode", "questions", "n", "hit@1", "hit@3", "hit@5", "MRR@10", "nDCG@10", "sect.hit@5"
+        "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>6}",
+        "mode",
+        "questions",
+        "n",
+        "hit@1",
+        "hit@3",
+        "hit@5",
+        "MRR@10",
+        "nDCG@10",
+        "sect.hit@5",
+        "top@1"
     )?;
     let fmt = |x: f64| format!("{x:.3}");
     let mut report = serde_json::Map::new();
@@ -320,7 +362,7 @@ pub fn evaluate(
             }
             writeln!(
                 out,
-                "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10}",
+                "{:<8} {:<13} {:>4} {:>6} {:>6} {:>6} {:>7} {:>8} {:>10} {:>6}",
                 name,
                 label,
                 m.n,
@@ -329,7 +371,8 @@ pub fn evaluate(
                 fmt(m.hit5),
                 fmt(m.mrr10),
                 fmt(m.ndcg10),
-                m.section_hit5.map(fmt).unwrap_or_else(|| "-".into())
+                m.section_hit5.map(fmt).unwrap_or_else(|| "-".into()),
+                m.lands_top.map(fmt).unwrap_or_else(|| "-".into())
             )?;
             mode_json.insert(label, serde_json::to_value(&m)?);
         }
@@ -593,6 +636,7 @@ mod tests {
             answerable,
             page_rank: rank,
             section_hit5: None,
+            lands_top: None,
             no_good_match: false,
             best_cosine: Some(cos),
             all_words: false,

