@@ -36,7 +36,8 @@ out="$(mktemp)"
   echo
   node bench/browser.mjs
   echo
-  # Studies and history written by hand (between the kept markers) survive the rewrite.
+  # Sections written by hand (between the kept markers) survive the rewrite; dated studies
+  # live in bench/studies/, one file each.
   [ -f BENCHMARKS.md ] && awk '/^<!-- kept:/ {k = 1} k {print} /^<!-- \/kept -->/ {k = 0; print ""}' BENCHMARKS.md
   echo "## Against Pagefind (bench/compare.sh)"
   bash bench/compare.sh
