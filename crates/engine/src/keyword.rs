@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 
 use crate::analyze::{fold, surface_words};
+use crate::analyze::{Analyzer, Lang};
 use crate::bm25::{top_k, Want};
+use crate::bundle::Bundle;
 use crate::query::Query;
-use crate::search::Engine;
 
 /// Typo matches count this much of an exact match, so exact hits rank first.
 const TYPO_WEIGHT: f32 = 0.4;
@@ -28,7 +29,15 @@ pub(crate) struct Expanded {
     pub(crate) ids: Vec<(usize, f32)>,
 }
 
-impl Engine {
+/// What keyword search reads: the bundle's index and text, and how words become terms.
+pub(crate) struct Keywords<'a> {
+    pub(crate) bundle: &'a Bundle,
+    pub(crate) analyzer: &'a Analyzer,
+    /// The languages of the bundle's pages: a query word may mean any of them.
+    pub(crate) langs: &'a [Lang],
+}
+
+impl Keywords<'_> {
     /// Keyword hits, best first. Quoted phrases must appear as written; other terms are OR-ed,
     /// with chunks matching more of them ranked higher; the last word, while typed, also matches
     /// as a prefix; words of five letters or more also match one edit away.
@@ -95,7 +104,7 @@ impl Engine {
             let mut need: Vec<std::collections::HashSet<u32>> = Vec::new();
             for phrase in &query.phrases {
                 for unit in self.analyzer.query_units(phrase) {
-                    let alts = self.analyzer.alternatives(&unit, &self.langs);
+                    let alts = self.analyzer.alternatives(&unit, self.langs);
                     if alts.is_empty() {
                         continue; // a stop word
                     }
@@ -152,7 +161,7 @@ impl Engine {
         let units = self.analyzer.query_units(&query.words);
         for (i, word) in units.iter().enumerate() {
             // A word may mean a different term in each of the bundle's languages.
-            let alts = self.analyzer.alternatives(word, &self.langs);
+            let alts = self.analyzer.alternatives(word, self.langs);
             if alts.is_empty() {
                 continue;
             }

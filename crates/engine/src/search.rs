@@ -16,6 +16,7 @@ use crate::filter::{Facet, Filter};
 use crate::fusion::{best_per_page, pooled_pages, strength, Evidence, Fusion, PageScore};
 use crate::model::Manifest;
 use crate::query::Query;
+use crate::query_table::QueryTable;
 use crate::script::{mostly_unread, Script};
 use crate::vector::VectorHit;
 
@@ -217,6 +218,15 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// What keyword search reads (keyword.rs).
+    pub(crate) fn keywords(&self) -> crate::keyword::Keywords<'_> {
+        crate::keyword::Keywords {
+            bundle: &self.bundle,
+            analyzer: &self.analyzer,
+            langs: &self.langs,
+        }
+    }
+
     /// Wraps a loaded bundle.
     pub fn new(bundle: Bundle) -> Self {
         let mut langs: Vec<Lang> = bundle.langs().to_vec();
@@ -423,7 +433,8 @@ impl Engine {
             },
         };
         let (keyword, keyword_bound) = if mode != Mode::Vector {
-            self.keyword(&query, KEYWORD_DEPTH.max(k), &in_scope, &want)
+            self.keywords()
+                .keyword(&query, KEYWORD_DEPTH.max(k), &in_scope, &want)
         } else {
             (Vec::new(), 0.0)
         };
@@ -517,7 +528,7 @@ impl Engine {
             (true, _, _) => keyword.is_empty(),
             (false, false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),
         };
-        let highlight_terms = self.highlight_terms(&query);
+        let highlight_terms = crate::excerpt::highlight_terms(&self.analyzer, &self.langs, &query);
         let hits: Vec<Hit> = fused
             .iter()
             .map(|&(c, score)| {
@@ -701,7 +712,8 @@ impl Engine {
         } else {
             self.bundle.section_url(c)
         };
-        let (excerpt, highlights) = self.excerpt(&c.text, page.lang, highlight);
+        let (excerpt, highlights) =
+            crate::excerpt::excerpt(&self.analyzer, &c.text, page.lang, highlight);
         Hit {
             chunk,
             page: c.page,
@@ -714,6 +726,80 @@ impl Engine {
             excerpt,
             highlights,
         }
+    }
+}
+
+impl Engine {
+    // The query table: the terms it pools and the table itself (query_table.rs).
+
+    /// The query's index terms with weights summing to one: each distinct word counts
+    /// equally, shared among the terms it expands to (prefixes while typed, typo neighbours).
+    /// What the query table pools, both when fitted and when a reader types.
+    pub fn query_terms(&self, text: &str) -> Vec<(usize, f32)> {
+        // Terms whose block is not loaded yet are left out: keyword search fetches them first.
+        let want = crate::bm25::Want::default();
+        let (expanded, _) = self.keywords().expand(&Query::parse(text), &want);
+        let n = expanded.len() as f32;
+        let mut out = Vec::new();
+        for e in &expanded {
+            let total: f32 = e.ids.iter().map(|&(_, w)| w).sum();
+            if total > 0.0 {
+                out.extend(e.ids.iter().map(|&(id, w)| (id, w / total / n)));
+            }
+        }
+        out
+    }
+
+    /// Identifies the bundle's term list, which a query table's rows are indexed by.
+    pub fn terms_fingerprint(&self) -> u32 {
+        self.bundle.terms_fingerprint()
+    }
+
+    /// A word as written for each index term (its shortest surface form, else the term):
+    /// what the model is shown to give each term a meaning of its own.
+    pub fn term_words(&self) -> Vec<String> {
+        let lex = self.bundle.lexical();
+        let mut words: Vec<String> = lex.terms().cloned().collect();
+        let mut set = vec![false; words.len()];
+        for (surface, id) in lex.surfaces() {
+            let id = *id as usize;
+            if id >= words.len() {
+                continue; // a partly loaded bundle: the query table is fitted on whole ones
+            }
+            if !set[id] || surface.len() < words[id].len() {
+                words[id] = surface.clone();
+                set[id] = true;
+            }
+        }
+        words
+    }
+
+    /// Number of index terms (rows a query table needs).
+    pub fn num_terms(&self) -> usize {
+        self.bundle.lexical().num_terms()
+    }
+
+    /// Uses `table` to embed queries ([`Engine::table_vector`]); refused when it was fitted to
+    /// another bundle or another model's dimensions.
+    pub fn set_query_table(&mut self, table: QueryTable) -> crate::error::Result<()> {
+        table.check_fits(
+            self.terms_fingerprint(),
+            self.num_terms(),
+            self.bundle.header().model.dim,
+        )?;
+        self.query_table = Some(table);
+        Ok(())
+    }
+
+    /// Whether a query table is attached.
+    pub fn has_query_table(&self) -> bool {
+        self.query_table.is_some()
+    }
+
+    /// The query vector from the attached query table, without the model; `None` without a
+    /// table or when no word of the query is an index term.
+    pub fn table_vector(&self, text: &str) -> Option<Vec<f32>> {
+        self.query_table.as_ref()?.encode(&self.query_terms(text))
     }
 }
 

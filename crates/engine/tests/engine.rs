@@ -87,8 +87,10 @@ fn keyword_strength_says_how_much_of_the_query_the_best_section_holds() {
     let whole = strength("delete cache file scratch");
     let half = strength("delete cache zeppelin hangar");
     let none = strength("zeppelin hangar");
+    // Every word in one section's text (none in its heading): well short of a heading match
+    // but far from nothing.
     assert!(
-        whole > 0.5 && whole <= 1.0,
+        whole > 0.3 && whole <= 1.0,
         "every word in one section: {whole}"
     );
     // Words the docs never use count against it in full.
