@@ -28,7 +28,8 @@ pub enum Fusion {
     /// `w * vector + (1 - w) * keyword`, both normalized to `[0, 1]`.
     ///
     /// The keyword side is `(bm25 / best) * strength^p`, where `strength` is the query's best
-    /// BM25 over the most a chunk could score for it (every term matched at saturation). With
+    /// BM25 over what a chunk matching every term strongly would score, or more when the best
+    /// chunk holds most of the query's words (see keyword search). With
     /// `p = 0` the keyword #1 always scores 1; with `p > 0` a query whose words the docs barely
     /// share (a paraphrase) leans on meaning, while an identifier found verbatim keeps its
     /// weight.
@@ -101,23 +102,12 @@ impl PageScore {
     pub const BEST_SECTION: PageScore = PageScore::Sections(0.0);
 }
 
-/// The best keyword hit's BM25 over `bound`, the most a chunk could score for the query, in
-/// `[0, 1]`.
-pub(crate) fn strength(keyword: &[(u32, f32)], bound: f32) -> f32 {
-    let best = keyword.first().map_or(0.0, |&(_, s)| s);
-    if bound > 0.0 {
-        (best / bound).clamp(0.0, 1.0)
-    } else {
-        0.0
-    }
-}
-
 /// The evidence fusion works from, for one query.
 pub(crate) struct Evidence<'a> {
     /// Keyword hits, best first, with BM25 scores.
     pub keyword: &'a [(u32, f32)],
-    /// The highest BM25 score a chunk could reach for this query (see [`Fusion::Convex`]).
-    pub keyword_bound: f32,
+    /// How strong the keyword side's best match is, in `[0, 1]` (see [`Fusion::Convex`]).
+    pub keyword_strength: f32,
     /// Vector hits, best first, with cosines.
     pub vector: &'a [(u32, f32)],
     /// Cosines of keyword hits outside the vector list, where the index can give them.
@@ -125,11 +115,6 @@ pub(crate) struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
-    /// The query's best BM25 over the most a chunk could score for it, in `[0, 1]`.
-    fn strength(&self) -> f32 {
-        strength(self.keyword, self.keyword_bound)
-    }
-
     /// Adds `kw_weight * bm25 / best + vec_weight * normalized cosine` for every candidate.
     fn combine(
         &self,
@@ -181,7 +166,7 @@ impl Fusion {
                 keyword_power,
                 vector,
             } => {
-                let strength = e.strength();
+                let strength = e.keyword_strength;
                 let w = vector_weight.clamp(0.0, 1.0);
                 let kw_scale = (1.0 - w) * strength.powf(keyword_power.max(0.0));
                 e.combine(kw_scale, w, vector, &mut scores);
@@ -191,7 +176,7 @@ impl Fusion {
                 steepness,
                 vector,
             } => {
-                let lambda = 1.0 / (1.0 + (-steepness * (e.strength() - midpoint)).exp());
+                let lambda = 1.0 / (1.0 + (-steepness * (e.keyword_strength - midpoint)).exp());
                 e.combine(lambda, 1.0 - lambda, vector, &mut scores);
             }
         }
@@ -237,11 +222,13 @@ pub(crate) fn pooled_pages(
 mod tests {
     use super::*;
 
+    /// `bound`: what a chunk matching every query word strongly would score.
     fn fuse(f: Fusion, keyword: &[(u32, f32)], bound: f32, vector: &[(u32, f32)]) -> Vec<u32> {
         let extra = HashMap::new();
+        let best = keyword.first().map_or(0.0, |&(_, s)| s);
         f.fuse(&Evidence {
             keyword,
-            keyword_bound: bound,
+            keyword_strength: (best / bound).clamp(0.0, 1.0),
             vector,
             extra_cosine: &extra,
         })

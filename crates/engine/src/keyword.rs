@@ -20,6 +20,12 @@ const MAX_PREFIX_TERMS: usize = 12;
 const MAX_PREFIX_CANDIDATES: usize = 512;
 /// At most this many typo matches per word (most frequent first).
 const MAX_TYPO_TERMS: usize = 8;
+/// A section holding every word of the query (weighted by rarity) is at least this strong a
+/// keyword match, however long it is: length normalisation orders sections, it does not make
+/// a long section's exact match of an identifier or a quoted setting weak evidence. Chosen on
+/// the labelled sets of Lantern's docs, FastAPI and the Rust book (hybrid MRR@10 0.860 ->
+/// 0.883, 0.844 -> 0.854, 0.890 unchanged); the navigational sets did not move.
+const COVERED_STRENGTH: f32 = 0.7;
 /// Distinct query terms that are searched; later ones are ignored, so a pasted page costs no
 /// more than a long question.
 pub const MAX_QUERY_TERMS: usize = 64;
@@ -42,8 +48,10 @@ impl Keywords<'_> {
     /// with chunks matching more of them ranked higher; the last word, while typed, also matches
     /// as a prefix; words of five letters or more also match one edit away.
     ///
-    /// Also returns the score bound: what a chunk matching every term at full saturation would
-    /// score, so fusion can tell a strong match from the best of weak ones.
+    /// Also returns the keyword strength in `[0, 1]`, so fusion can tell a strong match from the
+    /// best of weak ones: the best chunk's score over what a chunk matching every term strongly
+    /// would score, and at least [`COVERED_STRENGTH`] times the share of the query's idf that
+    /// the best chunk holds.
     ///
     /// Only chunks `keep` accepts are returned (filters). Term and text blocks that are not
     /// loaded are added to `want`; the result is then incomplete.
@@ -76,7 +84,14 @@ impl Keywords<'_> {
         let title = title_weight(expanded.len() + missing);
         let mut scores: HashMap<u32, f32> = HashMap::new();
         let mut matched: HashMap<u32, u32> = HashMap::new();
+        // The idf of the query words each chunk holds, for the strength.
+        let mut covered: HashMap<u32, f32> = HashMap::new();
         for e in &expanded {
+            let term_idf = e
+                .ids
+                .iter()
+                .map(|&(id, w)| w * lex.idf(lex.doc_freq(id, want)))
+                .fold(0.0, f32::max);
             let mut per_term: HashMap<u32, f32> = HashMap::new();
             for &(id, w) in &e.ids {
                 let mut s = HashMap::new();
@@ -89,6 +104,7 @@ impl Keywords<'_> {
             for (c, v) in per_term {
                 *scores.entry(c).or_default() += v;
                 *matched.entry(c).or_default() += 1;
+                *covered.entry(c).or_default() += term_idf;
             }
         }
         // Coordination: a chunk with all the words beats one that repeats a single word.
@@ -147,7 +163,17 @@ impl Keywords<'_> {
             }
         }
         scores.retain(|&c, _| keep(c));
-        (top_k(scores, k), bound)
+        let hits = top_k(scores, k);
+        let strength = match hits.first() {
+            Some(&(c, best)) if bound > 0.0 => {
+                let coverage = covered.get(&c).copied().unwrap_or(0.0) * saturation / bound;
+                (best / bound)
+                    .max(COVERED_STRENGTH * coverage)
+                    .clamp(0.0, 1.0)
+            }
+            _ => 0.0,
+        };
+        (hits, strength)
     }
 
     /// The query's words as index terms: for each distinct word, the terms it matches (its

@@ -13,7 +13,7 @@ use crate::bm25::Want;
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
-use crate::fusion::{best_per_page, pooled_pages, strength, Evidence, Fusion, PageScore};
+use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
 use crate::model::Manifest;
 use crate::query::Query;
 use crate::query_table::QueryTable;
@@ -432,7 +432,7 @@ impl Engine {
                 Scope::Pages(_) => self.vector(q, FUSION_DEPTH.max(k), Some(&in_scope), &want),
             },
         };
-        let (keyword, keyword_bound) = if mode != Mode::Vector {
+        let (keyword, keyword_strength) = if mode != Mode::Vector {
             self.keywords()
                 .keyword(&query, KEYWORD_DEPTH.max(k), &in_scope, &want)
         } else {
@@ -471,7 +471,7 @@ impl Engine {
             Mode::Vector => vector_list.clone(),
             Mode::Hybrid => fusion.fuse(&Evidence {
                 keyword: &keyword,
-                keyword_bound,
+                keyword_strength,
                 vector: &vector_list,
                 extra_cosine: &extra_cosine,
             }),
@@ -487,7 +487,7 @@ impl Engine {
                 fusion
                     .fuse(&Evidence {
                         keyword: &best_per_page(&keyword, page_of),
-                        keyword_bound,
+                        keyword_strength,
                         vector: &best_per_page(&vector_list, page_of),
                         extra_cosine: &extra_pages,
                     })
@@ -550,7 +550,7 @@ impl Engine {
             no_good_match,
             best_cosine,
             all_words,
-            keyword_strength: strength(&keyword, keyword_bound),
+            keyword_strength,
             approximate: approximate && mode != Mode::Keyword,
             unread_script,
             missing: Vec::new(),
