@@ -30,6 +30,8 @@ export async function countedServer(site) {
   return {
     url: `http://127.0.0.1:${counter.address().port}/`,
     take() { const seen = requests; requests = []; return seen; },
+    /** The requests seen so far, kept (a copy: their byte counts as of now). */
+    peek() { return requests.map((r) => ({ ...r })); },
     stop() { counter.close(); origin.stop(); },
   };
 }

@@ -77,9 +77,9 @@ async function askFor(page, question) {
   await page.keyboard.press('/');
   await w(page, 'input').fill(question);
   // Results settle: with the model when the question needs meaning (it loads on intent), else
-  // with the query table's quick meaning.
+  // by keywords alone.
   await w(page, '.status[data-stage=hybrid], .status[data-stage=ready]').waitFor({ timeout: 60_000 });
-  await w(page, '.mode-used').filter({ hasText: /quick meaning results|hybrid results/ }).waitFor({ timeout: 60_000 });
+  await w(page, '.mode-used').filter({ hasText: /^keyword results$|hybrid results/ }).waitFor({ timeout: 60_000 });
   await w(page, 'button.ask').click();
 }
 

@@ -92,13 +92,13 @@ test('nothing loads before focus; keyword results first, then hybrid in place wh
   assert.ok(requests.some((p) => p.endsWith('/search.lantern.query')), 'query table fetched');
 }));
 
-test('a question whose words a section holds: no model download, until meaning is chosen', () => onDemoSite(async (page, requests) => {
+test('a question whose words a section holds: no query table or model download, until meaning is chosen', () => onDemoSite(async (page, requests) => {
   await openAndType(page, 'reciprocal rank fusion');
-  await shadow(page, '.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 30_000 });
+  await shadow(page, '.mode-used').filter({ hasText: /^keyword results$/ }).waitFor({ timeout: 30_000 });
   await shadow(page, '.status[data-stage=ready]').waitFor({ timeout: 10_000 });
   await page.waitForTimeout(1500);
-  const model = /\.onnx$|\.pack$|embed_wasm|embed-worker/;
-  assert.ok(!requests.some((p) => model.test(p)), `model requested: ${requests.join(' ')}`);
+  const meaning = /\.onnx$|\.pack$|embed_wasm|embed-worker|\.lantern\.query$/;
+  assert.ok(!requests.some((p) => meaning.test(p)), `meaning requested: ${requests.join(' ')}`);
   assert.match(await shadow(page, '.status').textContent(), /loads when a question needs it/);
   assert.ok(await shadow(page, '[role=option]').count() > 0);
   // Choosing meaning is intent: the model arrives and the results upgrade in place.
@@ -106,6 +106,32 @@ test('a question whose words a section holds: no model download, until meaning i
   await shadow(page, '.status[data-stage=hybrid]').waitFor({ timeout: 60_000 });
   assert.ok(requests.some((p) => p.endsWith('.pack')), 'model fetched once meaning was chosen');
 }));
+
+test('typing a key at a time fetches the shards the final query needs, as pasting it does', async () => {
+  const shards = async (enter) => {
+    let fetched = [];
+    await onDemoSite(async (page, requests) => {
+      await page.keyboard.press('/');
+      const input = shadow(page, 'input');
+      await input.waitFor();
+      // The UI and the index load first, as when a reader starts typing into an open dialog.
+      await shadow(page, '.status[data-stage=keyword], .status[data-stage=ready]').first().waitFor({ timeout: 30_000 });
+      await enter(input);
+      await shadow(page, '[role=option]').first().waitFor({ timeout: 30_000 });
+      await shadow(page, '.mode-used').filter({ hasText: /^keyword results$/ }).waitFor({ timeout: 10_000 });
+      await page.waitForTimeout(500);
+      // Before the offline prefetch, which waits for a pause of seconds.
+      fetched = requests.filter((p) => /\.lantern\.d\/(terms|text|vectors)-/.test(p));
+    });
+    return fetched;
+  };
+  const q = 'reciprocal rank fusion';
+  const pasted = await shards((input) => input.fill(q));
+  // 40 ms a key: faster than any reader, so no prefix in between may cost a fetch.
+  const typed = await shards((input) => input.pressSequentially(q, { delay: 40 }));
+  assert.ok(pasted.length > 0, 'the query needs shards');
+  assert.deepEqual([...new Set(typed)].sort(), [...new Set(pasted)].sort(), `typed ${typed.join(' ')}`);
+});
 
 test("a question's word rows are fetched while the model builds, not after it", () => onDemoSite(async (page, requests) => {
   const rows = () => requests.filter((p) => /\/rows-[0-9a-f]+\.bin$/.test(p)).length;

@@ -127,8 +127,13 @@ export declare class Lantern {
   embed(text: string): Promise<Float32Array>;
   /** The site's filter keys and values (`data-lantern-filter`); empty when it defines none. */
   readonly facets: Facet[];
-  /** Throws on a filter key no page carries. */
-  search(query: string, options?: { mode?: Mode; k?: number; filters?: Filters }): Promise<Results>;
+  /**
+   * Throws on a filter key no page carries. For a search box: `latest` makes a newer `latest`
+   * search supersede this one (it resolves to null and fetches nothing more); `wait` (ms)
+   * delays fetching what the loaded shards lack.
+   */
+  search(query: string, options?: { mode?: Mode; k?: number; filters?: Filters; latest?: false; wait?: number }): Promise<Results>;
+  search(query: string, options: { mode?: Mode; k?: number; filters?: Filters; latest: true; wait?: number }): Promise<Results | null>;
   searchKeyword(query: string, options?: { k?: number; filters?: Filters }): Results;
   ask(question: string, options: { proxy: string; onDelta?: (textSoFar: string, attempt: number) => void }): Promise<AskOutcome>;
 }

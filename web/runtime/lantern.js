@@ -37,6 +37,9 @@ async function postAnswer(proxy, ask, onText) {
   }
 }
 
+// The offline prefetch waits for this long without a search.
+const PREFETCH_AFTER_MS = 3000;
+
 export class Lantern {
   #index;
   #info;
@@ -53,6 +56,9 @@ export class Lantern {
   #shards = new Map();
   #prefetchLimit = 0;
   #prefetching = null;
+  #prefetchTimer = null;
+  // Searches made with `latest: true`: a newer one supersedes the older ones.
+  #generation = 0;
 
   constructor(index) {
     this.#index = index;
@@ -112,15 +118,36 @@ export class Lantern {
     return this.#prefetching;
   }
 
-  /** Runs `run` until the bundle has every shard it names (a whole bundle: once). */
-  async #complete(run) {
+  /**
+   * Runs `run` until the bundle has every shard it names (a whole bundle: once). With `wait`,
+   * the first fetch waits that many ms; whenever `current()` turns false (a newer search
+   * started), it stops and resolves to null, and what it has not requested is never fetched.
+   */
+  async #complete(run, { current = () => true, wait = 0 } = {}) {
     for (let round = 0; round < 8; round++) {
       const missing = run();
       const names = Array.isArray(missing) ? missing : missing.missing;
       if (!names?.length || !this.#shardBase) return missing;
+      if (round === 0 && wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (!current()) return null;
       await this.#fetchShards(names);
+      if (!current()) return null;
     }
     throw new Error('lantern: a search kept asking for more of the bundle');
+  }
+
+  /**
+   * The offline prefetch (`prefetch` in `load`) starts once searching has paused for a few
+   * seconds and the browser is idle: a reader typing pays only for what their words need.
+   */
+  #schedulePrefetch() {
+    if (!this.#prefetchLimit || this.#prefetching) return;
+    clearTimeout(this.#prefetchTimer);
+    this.#prefetchTimer = setTimeout(() => {
+      const go = () => this.prefetchAll(this.#prefetchLimit).catch(() => {});
+      if (typeof requestIdleCallback === 'function') requestIdleCallback(go, { timeout: 5000 });
+      else go();
+    }, PREFETCH_AFTER_MS);
   }
 
   async #attachTable(url) {
@@ -192,17 +219,28 @@ export class Lantern {
    * table's approximate vector (`results.approximate`), or without one keyword search, and
    * `results.mode` says which mode actually ran. `filters` ({ key: value
    * or [values] }) keeps pages carrying one of the values of every key; an unknown key throws.
+   *
+   * For a search box: with `latest: true` a search resolves to null once a newer `latest`
+   * search starts, and fetches nothing more; with `wait: ms` it answers at once from what is
+   * loaded, and waits that long before fetching what it lacks (the next keystroke usually
+   * supersedes it first).
    */
-  async search(query, { mode = 'hybrid', k = 10, filters } = {}) {
+  async search(query, { mode = 'hybrid', k = 10, filters, latest = false, wait = 0 } = {}) {
+    const generation = latest ? ++this.#generation : 0;
+    const current = () => !latest || generation === this.#generation;
     let vector;
     if (mode !== 'keyword' && query.trim()) {
       this.#asked = query;
       if (this.#ready) vector = await this.embed(query);
       else this.#starting?.expect(query);
     }
-    const results = await this.#complete(() => this.#index.search(query, mode, k, vector, filters));
-    // After the first results, the rest of a small split bundle comes in the background.
-    if (this.#prefetchLimit) this.prefetchAll(this.#prefetchLimit).catch(() => {});
+    if (!current()) return null;
+    const results = await this.#complete(
+      () => this.#index.search(query, mode, k, vector, filters),
+      { current, wait },
+    );
+    // After searching pauses, the rest of a small split bundle comes in the background.
+    if (results) this.#schedulePrefetch();
     return results;
   }
 

@@ -11,8 +11,9 @@
 //                                     always gives way to a page that handles it itself)
 
 const here = new URL('.', import.meta.url);
-// A split bundle up to this size is fetched whole after the first results, so search keeps
-// working offline; a larger one keeps only the shards its searches used.
+// A split bundle up to this size is fetched whole once the reader has paused and the browser
+// is idle, so search keeps working offline; a larger one keeps only the shards its searches
+// used.
 const PREFETCH_BYTES = 8 * 1024 * 1024;
 
 class LanternSearch extends HTMLElement {
@@ -80,7 +81,8 @@ class LanternSearch extends HTMLElement {
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
         // The split form when the site publishes it: the first results fetch only the shards
         // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
-        loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: PREFETCH_BYTES })
+        // Readers who save data keep only the shards their searches use.
+        loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: bridge.saveData ? 0 : PREFETCH_BYTES })
           .catch(() => Lantern.load(bundle, { onProgress })),
         // The model is fetched on intent (a question that needs meaning), or at once when the
         // service worker already holds it (content-addressed under the model folder).

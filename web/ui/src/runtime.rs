@@ -131,21 +131,29 @@ pub async fn load_semantic(
     JsFuture::from(p).await.map(|_| ()).map_err(message)
 }
 
+/// Searches as the search box does: a newer search supersedes this one (then `None`), and
+/// what the loaded shards lack is fetched after `wait` ms.
 pub async fn search(
     runtime: &Runtime,
     query: &str,
     mode: Mode,
     k: u32,
     filter: &Filter,
-) -> Result<Results, String> {
+    wait: u32,
+) -> Result<Option<Results>, String> {
     let opts = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&opts, &"mode".into(), &mode.as_str().into());
     let _ = js_sys::Reflect::set(&opts, &"k".into(), &k.into());
+    let _ = js_sys::Reflect::set(&opts, &"latest".into(), &true.into());
+    let _ = js_sys::Reflect::set(&opts, &"wait".into(), &wait.into());
     if !filter.is_empty() {
         let f = serde_wasm_bindgen::to_value(filter).map_err(|e| e.to_string())?;
         let _ = js_sys::Reflect::set(&opts, &"filters".into(), &f);
     }
     let p = runtime.search(query, &opts).map_err(message)?;
     let v = JsFuture::from(p).await.map_err(message)?;
+    if v.is_null() {
+        return Ok(None);
+    }
     serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
 }

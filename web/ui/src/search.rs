@@ -12,7 +12,10 @@ use crate::answer::answer_panel;
 use crate::recent;
 use crate::results::ResultsBody;
 use crate::runtime::{self, Bridge, Progress, Runtime};
-use crate::state::{flat_hits, hit_link, keep_active, needs_model, step, Answer, Stage, K};
+use crate::state::{
+    fetch_delay, flat_hits, hit_link, keep_active, needs_model, step, Answer, Stage, K,
+    MEANING_AFTER_MS,
+};
 
 /// State shared by the components; every field is a cheap, copyable handle.
 #[derive(Clone, Copy)]
@@ -34,6 +37,8 @@ pub struct Ctx {
     runtime: StoredValue<Option<Runtime>, LocalStorage>,
     bridge: StoredValue<Bridge, LocalStorage>,
     seq: StoredValue<u64>,
+    /// The query table has been asked for.
+    table: StoredValue<bool>,
     /// The query and filter the shown results answer.
     shown: StoredValue<Option<(String, Filter)>>,
 }
@@ -41,11 +46,18 @@ pub struct Ctx {
 impl Ctx {
     /// Runs the current query; answers to older queries are dropped when they arrive late.
     pub fn run(self) {
-        spawn_local(self.search());
+        spawn_local(self.search(0));
     }
 
-    /// [`Ctx::run`], finished when its results are shown.
-    async fn search(self) {
+    /// Runs the query as typed: answered at once from what is loaded, while what it lacks is
+    /// fetched only if no keystroke follows within [`fetch_delay`].
+    pub fn run_typed(self) {
+        let wait = fetch_delay(&self.query.get_untracked());
+        spawn_local(self.search(wait));
+    }
+
+    /// [`Ctx::run`], finished when its results are shown (or a newer search superseded it).
+    async fn search(self, wait: u32) {
         let q = self.query.get_untracked();
         let Some(rt) = self.runtime.get_value() else {
             return;
@@ -58,8 +70,8 @@ impl Ctx {
         let filter = self.filter.get_untracked();
         let n = self.seq.get_value() + 1;
         self.seq.set_value(n);
-        match runtime::search(&rt, &q, mode, K, &filter).await {
-            Ok(r) if self.seq.get_value() == n => {
+        match runtime::search(&rt, &q, mode, K, &filter, wait).await {
+            Ok(Some(r)) if self.seq.get_value() == n => {
                 let asked = Some((q, filter));
                 // The same question answered better (quick meaning, then the model): the
                 // selected section stays selected. A new question starts at the top. Only an
@@ -80,7 +92,7 @@ impl Ctx {
                 self.results.set(Some(r));
                 self.active.set(active);
                 if wants_model {
-                    self.load_model();
+                    self.want_meaning_after_pause();
                 }
             }
             Ok(_) => {}
@@ -114,9 +126,9 @@ impl Ctx {
         });
     }
 
-    /// Loads the bundle, shows keyword results, then the query table's quick meaning; the
-    /// model follows on intent ([`Ctx::load_model`]), started as soon as the keyword results
-    /// show a question needs it, while the query table loads.
+    /// Loads the bundle and shows keyword results; meaning (the query table's quick meaning,
+    /// then the model) follows only for a question that needs it ([`Ctx::want_meaning`]), or
+    /// at once when the service worker already holds the model.
     fn load(self) {
         self.stage.set(Stage::Bundle(Progress::default()));
         let stage = self.stage;
@@ -132,32 +144,61 @@ impl Ctx {
             self.runtime.set_value(Some(rt.clone()));
             self.facets.set(runtime::facets(&rt));
             stage.set(Stage::Keyword);
-            // Keyword results first, with nothing else on the wire.
-            self.search().await;
+            // Keyword results first, with nothing else on the wire (the reader may still be
+            // typing: the query as typed so far waits like a keystroke's).
+            self.search(fetch_delay(&self.query.get_untracked())).await;
             if b.save_data() {
-                // The query table is small: meaning without the model.
-                let quick = runtime::load_query_table(&rt).await;
-                if quick {
-                    self.run();
+                stage.set(Stage::SaveData(false));
+            } else {
+                stage.set(Stage::Ready(false));
+                if runtime::model_cached(&b).await {
+                    self.load_model();
                 }
-                stage.set(Stage::SaveData(quick));
-                return;
             }
-            // The model is several MB: fetched at once only when the service worker already
-            // holds it, else when a question needs meaning (see `needs_model`).
-            stage.set(Stage::Ready(false));
             let weak = self.results.with_untracked(|r| {
                 r.as_ref()
                     .is_some_and(|r| needs_model(r, self.mode.get_untracked()))
             });
-            if weak || runtime::model_cached(&b).await {
-                self.load_model();
+            if weak {
+                self.want_meaning_after_pause();
             }
-            // The query table is small: meaning before the model, or instead of it.
+        });
+    }
+
+    /// [`Ctx::want_meaning`] once the reader has paused on the current query for
+    /// [`MEANING_AFTER_MS`]; nothing if they typed on.
+    fn want_meaning_after_pause(self) {
+        let n = self.seq.get_value();
+        set_timeout(
+            move || {
+                if self.seq.get_value() == n {
+                    self.want_meaning();
+                }
+            },
+            std::time::Duration::from_millis(MEANING_AFTER_MS),
+        );
+    }
+
+    /// The query needs meaning: the query table (small: approximate meaning at once) and,
+    /// unless the reader saves data, the model. Each is fetched once.
+    pub fn want_meaning(self) {
+        let Some(rt) = self.runtime.get_value() else {
+            return;
+        };
+        if !self.bridge.with_value(|b| b.save_data()) {
+            self.load_model();
+        }
+        if self.table.get_value() {
+            return;
+        }
+        self.table.set_value(true);
+        let stage = self.stage;
+        spawn_local(async move {
             if runtime::load_query_table(&rt).await {
                 let mut upgraded = false;
                 stage.update(|s| {
-                    if let Stage::Ready(quick) | Stage::Model(_, quick) = s {
+                    if let Stage::Ready(quick) | Stage::Model(_, quick) | Stage::SaveData(quick) = s
+                    {
                         *quick = true;
                         upgraded = true;
                     }
@@ -223,6 +264,7 @@ pub fn Search(
         runtime: StoredValue::new_local(None),
         bridge,
         seq: StoredValue::new(0),
+        table: StoredValue::new(false),
         shown: StoredValue::new(None),
     };
     provide_context(ctx);
@@ -303,7 +345,7 @@ pub fn Search(
                         on:input=move |ev| {
                             ctx.query.set(event_target_value(&ev));
                             ctx.active.set(0);
-                            ctx.run();
+                            ctx.run_typed();
                         }
                     />
                     {(!page)

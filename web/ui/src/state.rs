@@ -95,6 +95,26 @@ pub fn needs_model(r: &Results, mode: Mode) -> bool {
     }
 }
 
+/// How long (ms) a keystroke's search waits before fetching what the loaded index lacks. A
+/// reader typing at 80-150 ms a key supersedes it first, so only the words they pause at cost
+/// bytes; what is loaded answers at once. A lone word of one or two letters waits longer: it
+/// is nearly always the start of a longer word, and its prefix spans much of the dictionary.
+pub fn fetch_delay(query: &str) -> u32 {
+    let q = query.trim();
+    // Chinese and Japanese words are one or two characters: no longer wait for them.
+    let cjk = q.chars().any(|c| c as u32 >= 0x2E80);
+    if !cjk && !q.contains(char::is_whitespace) && q.chars().count() <= 2 {
+        600
+    } else {
+        150
+    }
+}
+
+/// Meaning (query table, model) is fetched for results that need it once the reader has
+/// paused this long (ms) on that query: a question typed word by word is weak at every word,
+/// and the download should start for the question, not its first word.
+pub const MEANING_AFTER_MS: u64 = 400;
+
 /// The answer panel's state.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Answer {
@@ -200,6 +220,17 @@ fn mb(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_prefixes_wait_longer_before_fetching() {
+        assert_eq!(fetch_delay("o"), 600);
+        assert_eq!(fetch_delay(" ow "), 600);
+        assert_eq!(fetch_delay("own"), 150);
+        assert_eq!(fetch_delay("how do"), 150);
+        assert_eq!(fetch_delay("io x"), 150);
+        // A Chinese word of two characters is a whole word.
+        assert_eq!(fetch_delay("所有"), 150);
+    }
 
     #[test]
     fn the_selected_section_stays_selected_when_results_upgrade() {
