@@ -9,6 +9,8 @@ bash models/fetch.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
+# web/runtime/lantern.d.ts is written from the engine's serde types: fail when it is stale.
+cargo test --release -p lantern-engine --features ts --test typescript
 # The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses).
 cargo build --release -p lantern-cli --bin lantern
 

@@ -125,6 +125,7 @@ impl std::fmt::Display for Filter {
 }
 
 /// One filter key of a bundle with each value and how many pages carry it.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Facet {
     /// The key, e.g. `version`.

@@ -30,6 +30,7 @@ pub const PER_PAGE: usize = 3;
 const KEYWORD_DEPTH: usize = 200;
 
 /// Which retrievers run. The one place mode names are spelled: parsing, display and serde.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -84,6 +85,7 @@ impl std::str::FromStr for Mode {
 }
 
 /// One retriever's view of a hit.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Signal {
@@ -94,6 +96,7 @@ pub struct Signal {
 }
 
 /// One matching chunk.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
@@ -121,6 +124,7 @@ pub struct Hit {
 }
 
 /// Hits of one page, best section first.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PageGroup {
@@ -140,6 +144,7 @@ pub struct PageGroup {
 }
 
 /// What a search returns.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Results {

@@ -11,6 +11,7 @@ use crate::search::{Engine, Mode};
 
 /// How an ask ended. Serialized as `{"status": "answered", ...}` or
 /// `{"status": "abstained", ...}` for the browser.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "status",

@@ -21,6 +21,7 @@ pub use ask::{AskOutcome, AskSession};
 pub const MAX_PASSAGES: usize = 6;
 
 /// One passage as the model sees it, numbered from 1.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Passage {
     /// Its number in the prompt, from 1.
@@ -48,6 +49,7 @@ pub struct AnswerRequest {
 }
 
 /// Why no answer is shown.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Abstention {
