@@ -116,7 +116,7 @@ test('a hostile highlight parameter is only ever text', async () => {
   const dialogs = [];
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
   try {
-    const evil = encodeURIComponent('<img src=x onerror=alert(1)> chart" onmouseover="alert(2)');
+    const evil = encodeURIComponent('<img src=x onerror=alert(1)> chart "onmouseover="alert(2)');
     await page.goto(`${server.url}built/v2/guide/?highlight=${evil}#exporting`);
     await page.waitForFunction(() => document.documentElement.dataset.lanternHighlights !== undefined);
     assert.equal(await page.locator('main img').count(), 0);

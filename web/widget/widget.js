@@ -135,16 +135,17 @@ if ('serviceWorker' in navigator && document.querySelector('meta[name="lantern-s
 }
 
 // Highlights on the destination page: a result link carries the words it matched
-// (`?highlight=word word`, as mdBook's search does). They are marked in the page's content as
-// text nodes wrapped in <mark> (never markup from the URL), and the section in the link's
-// fragment, else the first mark, is scrolled into view.
+// (`?highlight=word word`, as mdBook's search does). Which words is decided once, where the
+// link is made (web/ui/src/state.rs, `highlight_url`); here they are only bounded (the URL may
+// be anyone's), escaped and marked in the page's content as text nodes wrapped in <mark>
+// (never markup from the URL), and the section in the link's fragment, else the first mark,
+// is scrolled into view.
 const MAX_MARKS = 300;
+const MAX_WORDS = 8; // state.rs MAX_HIGHLIGHT_WORDS
 function highlightFromUrl() {
   const raw = new URLSearchParams(location.search).get('highlight');
   if (!raw) return;
-  const words = [...new Set(raw.toLowerCase().split(/\s+/)
-    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
-    .filter((w) => w.length >= 2))].slice(0, 12);
+  const words = raw.split(/\s+/).filter((w) => w && w.length <= 64).slice(0, MAX_WORDS);
   if (!words.length) return;
   const esc = (w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   // Longer words also match their inflections (export -> exporting); short ones only whole.

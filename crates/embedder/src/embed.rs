@@ -273,10 +273,5 @@ fn same_sum(got: &str, sha256: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Scales `v` to unit length (a zero vector stays zero).
-pub fn l2_normalize(v: &mut [f32]) {
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-}
+/// The engine's normalisation: vectors are made one way wherever they are made.
+pub use lantern_engine::l2_normalize;

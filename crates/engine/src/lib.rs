@@ -46,5 +46,5 @@ pub use model::{Manifest, ModelFiles, PackSpec, PackedFile, MANIFEST_FILE};
 pub use query_table::{QueryTable, QUERY_TABLE_SUFFIX, QUERY_TABLE_VERSION};
 pub use script::Script;
 pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal};
-pub use vector::{VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
+pub use vector::{l2_normalize, VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
 pub use writer::BundleWriter;

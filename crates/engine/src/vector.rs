@@ -183,7 +183,7 @@ fn orthonormalize(vs: &mut [Vec<f32>]) {
             let d = dot_f32(v, u);
             v.iter_mut().zip(u).for_each(|(x, &y)| *x -= d * y);
         }
-        normalize(v);
+        l2_normalize(v);
     }
 }
 
@@ -280,7 +280,9 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-fn normalize(v: &mut [f32]) {
+/// Scales `v` to unit length (a zero vector stays zero): the one normalisation of the model's
+/// vectors, for chunks, queries and centroids alike, natively and in the browser.
+pub fn l2_normalize(v: &mut [f32]) {
     let n = dot_f32(v, v).sqrt();
     if n > 0.0 {
         v.iter_mut().for_each(|x| *x /= n);
@@ -404,7 +406,7 @@ fn kmeans(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<f32>> {
         for (c, (mut s, n)) in sums.into_iter().zip(counts).enumerate() {
             // An empty cluster keeps its centroid; it is dropped if nothing is assigned at the end.
             if n > 0 {
-                normalize(&mut s);
+                l2_normalize(&mut s);
                 centroids[c] = s;
             }
         }
@@ -860,7 +862,7 @@ mod tests {
                     .zip(&noise)
                     .map(|(c, n)| c + 0.6 * n)
                     .collect();
-                normalize(&mut v);
+                l2_normalize(&mut v);
                 out.push(v);
             }
         }

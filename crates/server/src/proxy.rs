@@ -15,12 +15,13 @@ use tokio::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use futures_util::StreamExt;
 use serde_json::json;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use lantern_engine::answer::stream::{delta_event, error_event, SseDecoder, DONE_EVENT};
 use lantern_engine::answer::{AnswerRequest, CORRECTION_PREFIX, NOT_IN_PASSAGES};
@@ -201,10 +202,24 @@ pub fn router(config: ProxyConfig) -> Router {
         since_prune: AtomicU32::new(0),
         config,
     });
+    // CORS headers and preflights by tower-http; `check_origin` refuses other browser origins
+    // before any model call.
+    let cors = CorsLayer::new()
+        .allow_origin(AllowOrigin::list(
+            state
+                .config
+                .allowed_origins
+                .iter()
+                .filter_map(|o| HeaderValue::from_str(o).ok()),
+        ))
+        .allow_methods([Method::POST])
+        .allow_headers([header::CONTENT_TYPE])
+        .max_age(Duration::from_secs(600));
     Router::new()
         .route("/health", get(health))
-        .route("/answer", post(answer).options(preflight))
+        .route("/answer", post(answer))
         .with_state(state)
+        .layer(cors)
 }
 
 /// Serves the proxy until Ctrl-C; prints the bound address first.
@@ -240,54 +255,22 @@ async fn health(State(s): State<Arc<AppState>>) -> Response {
     axum::Json(json!({"status": "ok", "model": s.config.model})).into_response()
 }
 
-/// The origin to echo in CORS headers, or an error for a browser origin not on the list.
-fn check_origin(s: &AppState, headers: &HeaderMap) -> Result<Option<HeaderValue>, ApiError> {
+/// Refuses a browser origin not on the list (requests without an origin are not a browser's).
+fn check_origin(s: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(origin) = headers.get(header::ORIGIN) else {
-        return Ok(None);
+        return Ok(());
     };
     let allowed = origin
         .to_str()
         .is_ok_and(|o| s.config.allowed_origins.iter().any(|a| a == o));
     if allowed {
-        Ok(Some(origin.clone()))
+        Ok(())
     } else {
         Err(error(
             StatusCode::FORBIDDEN,
             "origin_not_allowed",
             "this origin may not use the proxy",
         ))
-    }
-}
-
-fn with_cors(mut r: Response, origin: Option<HeaderValue>) -> Response {
-    if let Some(o) = origin {
-        let h = r.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, o);
-        h.insert(header::VARY, HeaderValue::from_static("Origin"));
-    }
-    r
-}
-
-async fn preflight(State(s): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    match check_origin(&s, &headers) {
-        Err(e) => e.into_response(),
-        Ok(origin) => {
-            let mut r = StatusCode::NO_CONTENT.into_response();
-            let h = r.headers_mut();
-            h.insert(
-                header::ACCESS_CONTROL_ALLOW_METHODS,
-                HeaderValue::from_static("POST, OPTIONS"),
-            );
-            h.insert(
-                header::ACCESS_CONTROL_ALLOW_HEADERS,
-                HeaderValue::from_static("content-type"),
-            );
-            h.insert(
-                header::ACCESS_CONTROL_MAX_AGE,
-                HeaderValue::from_static("600"),
-            );
-            with_cors(r, origin)
-        }
     }
 }
 
@@ -404,10 +387,9 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let origin = match check_origin(&s, &headers) {
-        Ok(o) => o,
-        Err(e) => return e.into_response(),
-    };
+    if let Err(e) = check_origin(&s, &headers) {
+        return e.into_response();
+    }
     if rate_limited(&s, peer.ip()) {
         let mut r = error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -417,17 +399,17 @@ async fn answer(
         .into_response();
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
-        return with_cors(r, origin);
+        return r;
     }
     let req = match validate(&s, &body) {
         Ok(r) => r,
-        Err(e) => return with_cors(e.into_response(), origin),
+        Err(e) => return e.into_response(),
     };
     let r = match call_upstream(&s, &req).await {
         Ok(upstream) => sse(upstream, s.config.idle_timeout, s.config.answer_timeout),
         Err(e) => e.into_response(),
     };
-    with_cors(r, origin)
+    r
 }
 
 /// Starts the upstream request, with bounded retries on connection errors and 5xx answers.

@@ -351,6 +351,29 @@ async fn origins_are_checked_and_allowed_ones_get_cors_headers() {
         r.headers()["access-control-allow-origin"],
         "https://docs.example"
     );
+    // Preflights: the allowed origin may POST JSON; another gets no CORS grant.
+    let preflight = |origin: &'static str| {
+        reqwest::Client::new()
+            .request(reqwest::Method::OPTIONS, format!("{base}/answer"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+    };
+    let ok = preflight("https://docs.example").await.unwrap();
+    assert!(ok.status().is_success(), "{}", ok.status());
+    let h = ok.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://docs.example");
+    assert!(h["access-control-allow-methods"]
+        .to_str()
+        .unwrap()
+        .contains("POST"));
+    assert!(h["access-control-allow-headers"]
+        .to_str()
+        .unwrap()
+        .contains("content-type"));
+    let evil = preflight("https://evil.example").await.unwrap();
+    assert!(evil.headers().get("access-control-allow-origin").is_none());
 }
 
 #[tokio::test]

@@ -126,32 +126,28 @@ impl Scalar {
     }
 }
 
-/// Visible text of an HTML fragment: tags and comments removed, common entities decoded.
+/// Visible text of an HTML fragment in markdown, parsed as browsers do (html5ever, through
+/// scraper): tags and comments removed, entities decoded, scripts and styles dropped.
 fn html_text(html: &str) -> String {
+    if !html.contains(['<', '&']) {
+        return html.to_string();
+    }
+    let doc = scraper::Html::parse_fragment(html);
     let mut out = String::new();
-    let mut rest = html;
-    while let Some(i) = rest.find('<') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i..];
-        let end = if rest.starts_with("<!--") {
-            rest.find("-->").map(|j| j + 3)
-        } else {
-            rest.find('>').map(|j| j + 1)
+    for node in doc.root_element().descendants() {
+        let scraper::Node::Text(t) = node.value() else {
+            continue;
         };
-        match end {
-            Some(j) => rest = &rest[j..],
-            None => {
-                rest = "";
-            }
+        let hidden = node.ancestors().any(|a| {
+            a.value()
+                .as_element()
+                .is_some_and(|e| matches!(e.name(), "script" | "style" | "template" | "noscript"))
+        });
+        if !hidden {
+            out.push_str(t);
         }
     }
-    out.push_str(rest);
-    out.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&nbsp;", " ")
-        .replace("&amp;", "&")
+    out
 }
 
 /// Title from a file name: `getting-started.md` -> `Getting started`.
@@ -233,10 +229,9 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             }
             Event::End(TagEnd::Heading(_)) => in_heading = false,
             Event::Text(t) | Event::Code(t) => buf.push_str(&t),
-            Event::InlineHtml(t)
-            | Event::Html(t)
-            | Event::InlineMath(t)
-            | Event::DisplayMath(t) => buf.push_str(&html_text(&t)),
+            Event::InlineHtml(t) | Event::Html(t) => buf.push_str(&html_text(&t)),
+            // TeX, not HTML: `a<b` is text.
+            Event::InlineMath(t) | Event::DisplayMath(t) => buf.push_str(&t),
             Event::FootnoteReference(t) => {
                 buf.push('[');
                 buf.push_str(&t);
@@ -321,6 +316,18 @@ mod tests {
                 ("Guide > Use".into(), "use", "use text"),
             ]
         );
+    }
+
+    #[test]
+    fn html_in_markdown_keeps_its_text_and_not_its_scripts() {
+        let p = parse(
+            "# T\n\nPress <kbd>Ctrl</kbd>&nbsp;K &amp; type.\n\n<div class=\"note\">\n<p>Tom &eacute;t&eacute; &lt;ok&gt;</p>\n<script>alert(1)</script><style>p{}</style>\n</div>\n\nMath $a<b$ stays.\n",
+        );
+        let text = &p.sections[0].text;
+        assert!(text.contains("Press Ctrl\u{a0}K & type."), "{text:?}");
+        assert!(text.contains("Tom été <ok>"), "{text:?}");
+        assert!(!text.contains("alert") && !text.contains("p{}"), "{text:?}");
+        assert!(!text.contains("<p>") && !text.contains("class"), "{text:?}");
     }
 
     #[test]
