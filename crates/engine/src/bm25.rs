@@ -11,7 +11,7 @@
 //! length), so a posting is a delta-coded chunk id and one or two scores in LEB128 varints:
 //! small enough to ship, fast enough to decode per query.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -535,13 +535,14 @@ impl LexicalIndex {
     }
 
     /// Adds `weight * idf * (section fields' score + title * title's score)` for every chunk
-    /// containing term `id` into `scores`.
-    pub fn accumulate(
+    /// containing term `id` into `scores`; the chunks whose page title holds it into `titled`.
+    pub(crate) fn accumulate(
         &self,
         id: usize,
         weight: f32,
         title: f32,
         scores: &mut HashMap<u32, f32>,
+        titled: &mut HashSet<u32>,
         want: &Want,
     ) {
         let list = self.postings(id, want);
@@ -549,6 +550,9 @@ impl LexicalIndex {
         for p in list {
             let q = p.section as f32 + title * p.title as f32;
             *scores.entry(p.chunk).or_default() += weight * idf * q / SCORE_SCALE;
+            if p.title > 0 {
+                titled.insert(p.chunk);
+            }
         }
     }
 
@@ -720,7 +724,7 @@ mod tests {
         let want = Want::default();
         let id = idx.term_id("cach", &want).expect("stemmed term");
         let mut scores = HashMap::new();
-        idx.accumulate(id, 1.0, 1.0, &mut scores, &want);
+        idx.accumulate(id, 1.0, 1.0, &mut scores, &mut HashSet::new(), &want);
         let hits = top_k(scores, 10);
         assert_eq!(hits.len(), 2);
         assert_eq!(hits[0].0, 1);

@@ -397,3 +397,81 @@ fn a_page_shows_three_sections_and_counts_the_rest() {
     // The title ("Testing") counts for the top; five sections say "tests".
     assert_eq!(testing.hits.len() as u32 + testing.more, 6);
 }
+
+#[test]
+fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
+    const KEYS: [&str; 4] = ["jobs", "target", "rustflags", "incremental"];
+    const FILLER: usize = 3;
+    // A command's page, and a reference page whose keys are named after the command and
+    // whose text spells the tool's name in every environment variable.
+    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 8, 64), 0.5);
+    let cmd = w.add_page(
+        "/commands/tool-build.html",
+        "tool-build(1)",
+        "commands/tool-build.md",
+        lantern_engine::Lang::English,
+    );
+    w.add_chunk(
+        cmd,
+        vec!["tool-build(1)".into(), "NAME".into()],
+        "name",
+        "tool-build --- Compile the current package",
+    );
+    w.add_chunk(
+        cmd,
+        vec!["tool-build(1)".into(), "OPTIONS".into()],
+        "options",
+        "Compile local packages and all of their dependencies with these options.",
+    );
+    let cfg = w.add_page(
+        "/reference/config.html",
+        "Configuration",
+        "reference/config.md",
+        lantern_engine::Lang::English,
+    );
+    for key in ["jobs", "target", "rustflags", "incremental"] {
+        w.add_chunk(
+            cfg,
+            vec![
+                "Configuration".into(),
+                "[build]".into(),
+                format!("build.{key}"),
+            ],
+            &format!("build{key}"),
+            &format!(
+                "Type: string. Environment: TOOL_BUILD_{} sets the {key} of every build the tool runs.",
+                key.to_uppercase()
+            ),
+        );
+    }
+    // The rest of the docs, which say neither word.
+    for i in 0..FILLER {
+        let p = w.add_page(
+            &format!("/guide/{i}.html"),
+            &format!("Guide {i}"),
+            &format!("guide/{i}.md"),
+            lantern_engine::Lang::English,
+        );
+        w.add_chunk(
+            p,
+            vec![format!("Guide {i}")],
+            "",
+            "Packages, manifests and registries.",
+        );
+    }
+    let n = 2 + KEYS.len() + FILLER;
+    let vectors = (0..n)
+        .map(|i| (0..8).map(|d| if d == i % 8 { 1.0 } else { 0.0 }).collect())
+        .collect();
+    let bundle = w.finish(vectors).unwrap();
+    let e = Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap());
+    let r = e.search("tool build", None, Mode::Keyword, 10);
+    assert_eq!(r.pages[0].title, "tool-build(1)", "{:?}", r.pages);
+    // One word of the title is not the page's name: the headings holding it lead.
+    let r = e.search("build jobs", None, Mode::Keyword, 10);
+    assert_eq!(
+        r.hits[0].url, "/reference/config.html#buildjobs",
+        "{:?}",
+        r.hits
+    );
+}
