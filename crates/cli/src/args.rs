@@ -89,9 +89,10 @@ pub enum Command {
     },
     /// Measure retrieval quality on labelled questions, per search mode.
     Eval(EvalArgs),
-    /// Choose the hybrid fusion by leave-one-corpus-out evaluation over several labelled sets.
+    /// Choose the hybrid fusion by leave-one-site-out evaluation over several labelled sets.
     Tune {
-        /// A labelled set, NAME=BUNDLE:GOLDEN; give two or more.
+        /// A labelled set, NAME=BUNDLE:GOLDEN; give two or more. Sets named SITE/SET (e.g.
+        /// rust/nav) share a site and are held out together.
         #[arg(long = "set", required = true)]
         sets: Vec<lantern_server::tune::TuneSet>,
         /// Also print every fusion tried with its MRR@10 on each set.

@@ -31,7 +31,7 @@ pub struct TuneSet {
 
 impl std::str::FromStr for TuneSet {
     type Err = anyhow::Error;
-    /// `NAME=BUNDLE:GOLDEN`.
+    /// `NAME=BUNDLE:GOLDEN`; a NAME of the form `SITE/SET` groups sets of one site.
     fn from_str(s: &str) -> Result<Self> {
         let (name, rest) = s.split_once('=').context("a set is NAME=BUNDLE:GOLDEN")?;
         let (bundle, golden) = rest
@@ -304,9 +304,13 @@ pub fn tune(
         }
     }
     writeln!(out, "engine default: {}", describe(default))?;
+    // Sets named `SITE/...` share a site: held out together, so a site's navigational set
+    // cannot tune the fusion reported on its labelled one.
+    let site = |s: usize| site_of(&loaded[s].name);
+    let tuning = |s: usize, held: Option<usize>| held.is_none_or(|h| site(s) != site(h));
     let mean = |g: usize, skip: Option<usize>| {
         let v: Vec<f64> = (0..loaded.len())
-            .filter(|&s| Some(s) != skip)
+            .filter(|&s| tuning(s, skip))
             .map(|s| mrr[g][s])
             .collect();
         v.iter().sum::<f64>() / v.len() as f64
@@ -320,7 +324,7 @@ pub fn tune(
     let best_on = |slice: &[usize], skip: Option<usize>| {
         let worst = |g: usize| {
             (0..loaded.len())
-                .filter(|&s| Some(s) != skip)
+                .filter(|&s| tuning(s, skip))
                 .map(|s| margin(g, s))
                 .fold(f64::INFINITY, f64::min)
         };
@@ -354,7 +358,7 @@ pub fn tune(
     writeln!(out)?;
     writeln!(
         out,
-        "leave one corpus out: tuned on the other sets, reported on the held-out one (page level);"
+        "leave one site out: tuned on the other sites' sets, reported on the held-out set (page level);"
     )?;
     writeln!(
         out,
@@ -413,6 +417,11 @@ pub fn tune(
         }
     }
     calibrate_abstention(&loaded, model, out)
+}
+
+/// The site a set belongs to: `rust` for `rust/nav` and for `rust`.
+fn site_of(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
 }
 
 /// Share of unanswerable questions that must get "no good match" on every set.
@@ -515,4 +524,18 @@ fn calibrate_abstention(
         writeln!(out, "{line}")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sites_sets_are_held_out_together() {
+        assert_eq!(site_of("rust/nav"), "rust");
+        assert_eq!(site_of("rust"), "rust");
+        assert_ne!(site_of("rust/nav"), site_of("fastapi/nav"));
+        let set: TuneSet = "rust/nav=out/r.lantern:out/nav/r.jsonl".parse().unwrap();
+        assert_eq!(site_of(&set.name), "rust");
+    }
 }
