@@ -12,9 +12,14 @@
 const VERSION = '__LANTERN_VERSION__';
 const STATIC = `lantern-static-${VERSION}`;
 const IMMUTABLE = 'lantern-immutable-v1';
-// `stem-<hash>.ext`, or a shard's `kind-<hash>-<n>.bin` (n: its place in its group).
-// `lantern serve` marks the same names immutable (content_addressed in crates/server/src/serve.rs).
+// `stem-<hash>.ext`, or a shard's `kind-<hash>-<n>.bin` (n: its place in its group): the rule
+// of crates/engine/src/content_address.rs (`lantern serve` marks the same names immutable),
+// both checked against tests/content-addressed.json.
 const HASHED = /^(.*)-[0-9a-f]{12,64}(-\d+)?(\.[a-z0-9]+)$/;
+/** Whether `pathname` names a file by its content; never a page (a date is not a hash). */
+function immutable(pathname) {
+  return HASHED.test(pathname) && !/\.html?$/.test(pathname);
+}
 const SHARD = /\.d\/(terms|text|centroids|vectors)-[0-9a-f]{16}-\d+\.bin$/;
 // A packed model's word rows, `rows-<hash>.bin` beside its `model-<hash>.pack`.
 const ROWS = /\/rows-[0-9a-f]{12}\.bin$/;
@@ -31,9 +36,7 @@ self.addEventListener('fetch', (event) => {
   const req = event.request;
   const url = new URL(req.url);
   if (req.method !== 'GET' || url.origin !== self.location.origin) return;
-  // Never a page: a page named with a date (`notes-20241231235959.html`) is not immutable.
-  const immutable = HASHED.test(url.pathname) && !/\.html?$/.test(url.pathname);
-  event.respondWith(immutable ? cacheFirst(req, url) : networkFirst(req));
+  event.respondWith(immutable(url.pathname) ? cacheFirst(req, url) : networkFirst(req));
 });
 
 // The page names the shards its split bundle has now (web/runtime/lantern.js); the others

@@ -1165,7 +1165,7 @@ fn parse_shard_name(name: &str) -> Option<(ShardKind, u64, usize)> {
 /// File name of shard `index` of a kind: its kind, its group's hash and its place there.
 fn name_in(m: &Meta, kind: ShardKind, index: usize) -> String {
     let hash = m.groups.of(kind)[index / GROUP].hash;
-    format!("{}-{hash:016x}-{}.bin", kind.prefix(), index % GROUP)
+    crate::content_address::shard_name(kind.prefix(), hash, index % GROUP)
 }
 
 fn short(sha: &str) -> &str {

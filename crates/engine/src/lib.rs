@@ -14,6 +14,7 @@ mod analyze;
 pub mod answer;
 mod bm25;
 mod bundle;
+mod content_address;
 mod error;
 mod excerpt;
 mod filter;
@@ -37,6 +38,7 @@ pub use bundle::{
     Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION, SPLIT_DIR_SUFFIX,
     SPLIT_META,
 };
+pub use content_address::{hashed_name, is_content_addressed};
 pub use error::{Error, Result};
 pub use excerpt::highlight_segments;
 pub use filter::{Facet, Filter};

@@ -163,7 +163,7 @@ impl Manifest {
     /// The same model with content-addressed file names (`model-<sha12>.onnx`), for publishing
     /// on a website where the files can then be cached forever.
     pub fn content_addressed(&self) -> Manifest {
-        let name = |base: &str, sha: &str, ext: &str| format!("{base}-{}.{ext}", &sha[..12]);
+        let name = crate::content_address::hashed_name;
         let mut m = self.clone();
         m.files = ModelFiles {
             model: name("model", &self.sha256, "onnx"),

@@ -58,38 +58,10 @@ async fn guard(State(root): State<Arc<PathBuf>>, req: Request, next: Next) -> Re
     }
 }
 
-/// Whether a URL path names a file by its content and so never changes: `stem-<hash>.ext`
-/// (the packed model, the wasm modules) or a shard's `kind-<hash>-<n>.bin`, with 12 to 64
-/// lowercase hex digits; never a page. The service worker (web/widget/sw.js) serves the same
-/// names cache first.
-pub fn content_addressed(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let Some((stem, ext)) = name.rsplit_once('.') else {
-        return false;
-    };
-    let ext_ok = !ext.is_empty()
-        && ext
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        && ext != "html"
-        && ext != "htm";
-    // A shard's place in its group follows its hash.
-    let stem = match stem.rsplit_once('-') {
-        Some((head, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => stem,
-    };
-    let hash = stem.rsplit_once('-').map_or("", |(_, h)| h);
-    ext_ok
-        && (12..=64).contains(&hash.len())
-        && hash
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-}
-
 /// Content-addressed files may be kept for a year without asking; anything else (pages, the
 /// bundle, manifests, the runtime's JavaScript) is revalidated on every use, so a rebuild shows.
 async fn cache_policy(req: Request, next: Next) -> Response {
-    let immutable = content_addressed(req.uri().path());
+    let immutable = lantern_engine::is_content_addressed(req.uri().path());
     let mut res = next.run(req).await;
     let status = res.status();
     if status.is_success() || status == StatusCode::NOT_MODIFIED {
@@ -153,34 +125,6 @@ pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn content_addressed_names_are_told_apart() {
-        for yes in [
-            "/model/model-0123456789ab.pack",
-            "/model/rows-0123456789ab.bin",
-            "/lantern/pkg/lantern_embed_wasm_bg-0123456789ab.wasm",
-            "/search.lantern.d/vectors-0123456789abcdef-12.bin",
-            "/tokenizer-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.json",
-        ] {
-            assert!(content_addressed(yes), "{yes}");
-        }
-        for no in [
-            "/index.html",
-            "/notes-20241231235959.html",
-            "/search.lantern.d/meta.bin",
-            "/model/manifest.json",
-            "/lantern/pkg/lantern_embed_wasm_bg.wasm",
-            "/x-0123456789a.wasm",
-            "/x-0123456789AB.wasm",
-            "/x-0123456789ab",
-            "/x-0123456789ab.",
-            "/dir-0123456789ab/",
-            "/x-0123456789ab-.bin",
-        ] {
-            assert!(!content_addressed(no), "{no}");
-        }
-    }
 
     #[test]
     fn hidden_long_double_slash_and_escaping_paths_are_refused() {

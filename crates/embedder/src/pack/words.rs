@@ -46,7 +46,7 @@ pub struct ShardEntry {
 
 /// A shard's file name, from its sha256 (content-addressed: cached for ever).
 fn shard_name(sha256: &[u8; 32]) -> String {
-    format!("rows-{}.bin", &hex::encode(sha256)[..12])
+    lantern_engine::hashed_name("rows", &hex::encode(sha256), "bin")
 }
 
 /// Writes one shard's file (when packing).
