@@ -309,13 +309,8 @@ fn a_question_the_model_cannot_read_is_judged_by_its_words() {
 /// A page named "Testing" with an intro and five sections, and a changelog whose sections
 /// mention tests over and over; vectors along 8 axes, chunk i on axis i % 8.
 fn structured() -> Engine {
-    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 8, 64), 0.5);
-    let t = w.add_page(
-        "/testing.html",
-        "Testing",
-        "testing.md",
-        lantern_engine::Lang::English,
-    );
+    let mut w = axis_writer();
+    let t = page(&mut w, "/testing.html", "Testing", "testing.md");
     w.add_chunk(
         t,
         vec!["Testing".into()],
@@ -336,12 +331,7 @@ fn structured() -> Engine {
             &format!("{s} checks run with the rest; tests are found by name."),
         );
     }
-    let c = w.add_page(
-        "/changes.html",
-        "Changelog",
-        "changes.md",
-        lantern_engine::Lang::English,
-    );
+    let c = page(&mut w, "/changes.html", "Changelog", "changes.md");
     for v in 1..=4 {
         w.add_chunk(
             c,
@@ -350,12 +340,26 @@ fn structured() -> Engine {
             "Fixed tests. More tests. Tests run faster; flaky tests retried.",
         );
     }
-    let n = 10;
+    axis_engine(w, 10)
+}
+
+/// A writer for eight-dimensional toy vectors.
+fn axis_writer() -> BundleWriter {
+    BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 8, 64), 0.5)
+}
+
+/// The bundle of `n` chunks, chunk i's vector on axis i % 8.
+fn axis_engine(w: BundleWriter, n: usize) -> Engine {
     let vectors = (0..n)
         .map(|i| (0..8).map(|d| if d == i % 8 { 1.0 } else { 0.0 }).collect())
         .collect();
     let bundle = w.finish(vectors).unwrap();
     Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap())
+}
+
+/// An English page.
+fn page(w: &mut BundleWriter, url: &str, title: &str, source: &str) -> u32 {
+    w.add_page(url, title, source, lantern_engine::Lang::English)
 }
 
 #[test]
@@ -404,12 +408,12 @@ fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
     const FILLER: usize = 3;
     // A command's page, and a reference page whose keys are named after the command and
     // whose text spells the tool's name in every environment variable.
-    let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), 8, 64), 0.5);
-    let cmd = w.add_page(
+    let mut w = axis_writer();
+    let cmd = page(
+        &mut w,
         "/commands/tool-build.html",
         "tool-build(1)",
         "commands/tool-build.md",
-        lantern_engine::Lang::English,
     );
     w.add_chunk(
         cmd,
@@ -423,11 +427,11 @@ fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
         "options",
         "Compile local packages and all of their dependencies with these options.",
     );
-    let cfg = w.add_page(
+    let cfg = page(
+        &mut w,
         "/reference/config.html",
         "Configuration",
         "reference/config.md",
-        lantern_engine::Lang::English,
     );
     for key in ["jobs", "target", "rustflags", "incremental"] {
         w.add_chunk(
@@ -446,11 +450,11 @@ fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
     }
     // The rest of the docs, which say neither word.
     for i in 0..FILLER {
-        let p = w.add_page(
+        let p = page(
+            &mut w,
             &format!("/guide/{i}.html"),
             &format!("Guide {i}"),
             &format!("guide/{i}.md"),
-            lantern_engine::Lang::English,
         );
         w.add_chunk(
             p,
@@ -459,12 +463,7 @@ fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
             "Packages, manifests and registries.",
         );
     }
-    let n = 2 + KEYS.len() + FILLER;
-    let vectors = (0..n)
-        .map(|i| (0..8).map(|d| if d == i % 8 { 1.0 } else { 0.0 }).collect())
-        .collect();
-    let bundle = w.finish(vectors).unwrap();
-    let e = Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap());
+    let e = axis_engine(w, 2 + KEYS.len() + FILLER);
     let r = e.search("tool build", None, Mode::Keyword, 10);
     assert_eq!(r.pages[0].title, "tool-build(1)", "{:?}", r.pages);
     // One word of the title is not the page's name: the headings holding it lead.
