@@ -1,7 +1,8 @@
 // A reader types: bytes on the wire until the expected page is among the first five results, through each
 // system's own search UI (Lantern's widget, Pagefind's UI) on the same pages in the same run,
-// a key every 120 ms, from a cold browser context. Counted per response as served (brotli or
-// gzip where the server sends it), page and worker requests alike, the HTML page excepted;
+// a key every 120 ms, from a cold browser context. Counted per response as served, asking for
+// brotli as Chromium does over https (Pagefind's files are gzip already), page and worker
+// requests alike, the HTML page excepted;
 // "index data" is everything but code (bench/wire.mjs). Also the bytes once the page has been
 // quiet for 4 s after the result (what the reader's visit costs in the end: offline prefetch,
 // meaning).
@@ -89,7 +90,7 @@ for (const n of scales) {
   }
   writeFileSync(join(site, 'lantern.html'), lanternPage);
   writeFileSync(join(site, 'pagefind.html'), pagefindPage);
-  const server = await countedServer(site);
+  const server = await countedServer(site, { brotli: true });
   const chrome = await browser();
   for (const [q, expected] of queries) {
     const pf = await typed(chrome, server, 'pagefind', q, expected);
@@ -100,7 +101,7 @@ for (const n of scales) {
   server.stop();
 }
 
-console.log(`\nTyped at ${KEY_MS} ms a key, cold; KiB on the wire until the expected page is among the first five results (index data in brackets); then once quiet for 4 s.\n`);
+console.log(`\nTyped at ${KEY_MS} ms a key, cold, brotli accepted; KiB on the wire until the expected page is among the first five results (index data in brackets); then once quiet for 4 s.\n`);
 console.log('| size | query | Lantern widget | Pagefind UI | ratio all / data | Lantern ms | Pagefind ms | after 4 s quiet: Lantern / Pagefind |');
 console.log('|---|---|---|---|---|---|---|---|');
 for (const { n, q, pf, ln } of rows) {

@@ -11,13 +11,18 @@ import { serve } from '../tests/browser/harness.mjs';
 // Lantern's bundle, its split form's meta and shards, and the query table).
 export const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|query|bin)$|pagefind-entry\.json$/.test(p);
 
-/** Serves `site` behind the counting proxy; `take()` returns and clears the requests seen. */
-export async function countedServer(site) {
+/**
+ * Serves `site` behind the counting proxy; `take()` returns and clears the requests seen. With
+ * `brotli`, requests ask for brotli as Chromium does over https (over http it asks only for
+ * gzip), so bytes are counted as a real host sends them.
+ */
+export async function countedServer(site, { brotli = false } = {}) {
   writeFileSync(join(site, 'blank.html'), '<!doctype html><html><meta charset="utf-8"><title>blank</title></html>');
   const origin = await serve(site);
   let requests = [];
   const counter = http.createServer((req, res) => {
-    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers: req.headers }, (r) => {
+    const headers = brotli ? { ...req.headers, 'accept-encoding': 'gzip, deflate, br' } : req.headers;
+    const up = http.request(new URL(req.url, origin.url), { method: req.method, headers }, (r) => {
       res.writeHead(r.statusCode, r.headers);
       const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
       requests.push(entry);
