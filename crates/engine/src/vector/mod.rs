@@ -9,95 +9,23 @@
 //! apart: a query reads the centroids, then only the partitions of the nearest few, so a browser
 //! fetches a few hundred kilobytes of vectors whatever the site's size, and a search scans a few
 //! thousand vectors. Each partition is a shard of a split bundle.
+//!
+//! `quant` holds the int8 quantisation; `build` the k-means, the routing directions and the
+//! index's construction, which only the writer runs; this file the index as a search reads it.
+
+mod build;
+mod quant;
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-// Seeds the k-means start, so the same vectors give the same partitions.
-const SEED: u64 = 0x004c_414e_5445_524e;
-
-/// How float components map to int8: `q = round(x * scale)`, clamped to +-127.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Quantization {
-    /// Multiplier from float component to int8 step.
-    pub scale: f32,
-}
-
-impl Quantization {
-    /// Picks the scale so the 99.9th percentile of |component| maps to 127.
-    pub fn fit<'a>(vectors: impl IntoIterator<Item = &'a [f32]>) -> Self {
-        let mut mags: Vec<f32> = vectors
-            .into_iter()
-            .flat_map(|v| v.iter().map(|x| x.abs()))
-            .filter(|x| x.is_finite())
-            .collect();
-        if mags.is_empty() {
-            return Quantization { scale: 127.0 };
-        }
-        let idx = ((mags.len() as f64) * 0.999) as usize;
-        let idx = idx.min(mags.len() - 1);
-        let (_, q, _) = mags.select_nth_unstable_by(idx, f32::total_cmp);
-        let limit = q.max(1e-3);
-        Quantization {
-            scale: 127.0 / limit,
-        }
-    }
-
-    /// The int8 form of a vector.
-    pub fn quantize(&self, v: &[f32]) -> Vector {
-        Vector(
-            v.iter()
-                .map(|x| (x * self.scale).round().clamp(-127.0, 127.0) as i8)
-                .collect(),
-        )
-    }
-
-    /// Cosine of two quantized unit vectors.
-    pub fn cosine(&self, a: &Vector, b: &Vector) -> f32 {
-        a.dot(b) as f32 / (self.scale * self.scale)
-    }
-
-    /// Cosine between a float query and a quantized vector (asymmetric: the query keeps its
-    /// precision).
-    pub fn cosine_f32(&self, query: &[f32], v: &Vector) -> f32 {
-        self.cosine_f32_raw(query, &v.0)
-    }
-
-    /// [`Quantization::cosine_f32`] over a stored slice.
-    pub(crate) fn cosine_f32_raw(&self, query: &[f32], v: &[i8]) -> f32 {
-        let s: f32 = query.iter().zip(v).map(|(q, &x)| q * x as f32).sum();
-        s / self.scale
-    }
-}
-
-/// One chunk's quantized vector.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Vector(pub Vec<i8>);
-
-impl Vector {
-    /// Integer dot product.
-    pub fn dot(&self, other: &Vector) -> i32 {
-        self.0
-            .iter()
-            .zip(&other.0)
-            .map(|(&a, &b)| a as i32 * b as i32)
-            .sum()
-    }
-}
+pub use quant::{Quantization, Vector};
 
 /// Up to this many chunks the vectors are one partition, scanned in full: measured on real
 /// MiniLM vectors (BENCHMARKS.md), a scan costs about 1 ms at 4k chunks with perfect recall, and
 /// the whole list (about 1.5 MB) is what a first meaning search fetches.
 pub const PARTITION_ABOVE: usize = 4096;
-/// Vectors per partition on average, once partitioned: a partition is about 25 KB. On 64 noisy
-/// copies of the Rust book's vectors (bench/scale.sh, 85,440 vectors), 64 per partition read
-/// 563 KiB for recall@10 0.975 where 128 read 713 KiB for 0.953; 32 did slightly better still
-/// but doubled the k-means time of a build (218 s against 94 s).
-const PARTITION_SIZE: usize = 64;
-/// k-means trains on about this many vectors per centroid (a strided sample).
-const SAMPLE_PER_CENTROID: usize = 64;
-const KMEANS_ROUNDS: usize = 12;
 /// Partitions a query reads by default: the nearest this many centroids (bench/scale.sh, at
 /// 64 per partition and routing rank 96: 16 found 0.975 of the exact ten, 20 0.985 for a fifth
 /// more bytes).
@@ -109,14 +37,6 @@ pub(crate) struct Partition {
     pub(crate) chunks: Vec<u32>,
     pub(crate) vectors: Vec<i8>,
 }
-
-/// Directions a query is routed on: at most this many principal directions of the centroids.
-/// Routing needs the centroids' order, not their exact cosines, and 384 int8 values each made
-/// them a quarter of a megabyte at 85,000 vectors. On 64 noisy copies of the Rust book's
-/// vectors (bench/scale.sh), 128 per partition, probe 12: rank 64 found 0.944 of the exact ten,
-/// 96 0.953, all 384 0.960 for 290 KiB more; at 64 per partition, probe 16: 64 0.959, 96 0.975.
-const ROUTE_RANK: usize = 96;
-const POWER_ROUNDS: usize = 30;
 
 /// How a query picks its partitions: the centroids' coordinates on a few principal directions
 /// of the centroid set, both int8 (one scale each, which ranking does not need).
@@ -132,66 +52,6 @@ impl Centroids {
     fn rank(&self, dim: usize) -> usize {
         self.basis.len() / dim.max(1)
     }
-
-    /// Routing data for unit `centroids`: their top principal directions (orthogonal
-    /// iteration on the sum of their outer products, seeded) and their coordinates there.
-    fn fit(centroids: &[Vec<f32>], dim: usize, rank: usize) -> Self {
-        let rank = rank.clamp(1, dim.min(centroids.len()).max(1));
-        let mut m = vec![0f32; dim * dim];
-        for c in centroids {
-            for (i, &ci) in c.iter().enumerate() {
-                m[i * dim..(i + 1) * dim]
-                    .iter_mut()
-                    .zip(c)
-                    .for_each(|(x, &cj)| *x += ci * cj);
-            }
-        }
-        let mut rng = Rng(SEED ^ 0x5eed);
-        let mut q: Vec<Vec<f32>> = (0..rank)
-            .map(|_| (0..dim).map(|_| rng.unit() as f32 - 0.5).collect())
-            .collect();
-        orthonormalize(&mut q);
-        for _ in 0..POWER_ROUNDS {
-            q = q
-                .iter()
-                .map(|v| m.chunks_exact(dim).map(|row| dot_f32(row, v)).collect())
-                .collect();
-            orthonormalize(&mut q);
-        }
-        let basis = quantize_all(&q.concat());
-        let dequant: Vec<Vec<f32>> = basis
-            .chunks_exact(dim)
-            .map(|r| r.iter().map(|&x| x as f32).collect())
-            .collect();
-        let coords: Vec<f32> = centroids
-            .iter()
-            .flat_map(|c| dequant.iter().map(move |r| dot_f32(r, c)))
-            .collect();
-        Centroids {
-            basis,
-            coords: quantize_all(&coords),
-        }
-    }
-}
-
-/// Gram-Schmidt, in place (a vector that vanishes stays zero: it then routes nothing).
-fn orthonormalize(vs: &mut [Vec<f32>]) {
-    for i in 0..vs.len() {
-        let (done, rest) = vs.split_at_mut(i);
-        let v = &mut rest[0];
-        for u in done.iter() {
-            let d = dot_f32(v, u);
-            v.iter_mut().zip(u).for_each(|(x, &y)| *x -= d * y);
-        }
-        l2_normalize(v);
-    }
-}
-
-/// int8 with one scale for all values (the largest magnitude maps to 127).
-fn quantize_all(xs: &[f32]) -> Vec<i8> {
-    let max = xs.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { 127.0 / max } else { 0.0 };
-    xs.iter().map(|&x| (x * scale).round() as i8).collect()
 }
 
 /// Encoded centroids (when partitioned) and partitions.
@@ -289,131 +149,6 @@ pub fn l2_normalize(v: &mut [f32]) {
     }
 }
 
-/// A small xorshift generator: k-means needs reproducible choices, not good randomness.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The nearest centroid (largest dot product) of a vector.
-fn nearest(v: &[f32], centroids: &[Vec<f32>]) -> usize {
-    let mut best = (0, f32::NEG_INFINITY);
-    for (i, c) in centroids.iter().enumerate() {
-        let d = dot_f32(v, c);
-        if d > best.1 {
-            best = (i, d);
-        }
-    }
-    best.0
-}
-
-/// A partition holds at most this many times the mean: k-means alone leaves some clusters
-/// several times the mean, and a query that probes one fetches all of it.
-const BALANCE: f64 = 1.5;
-
-/// Each vector to its nearest centroid with room, the most clearly placed first, so a full
-/// partition turns away the vectors that sit nearest its border.
-fn assign_balanced(vectors: &[Vec<f32>], centroids: &[Vec<f32>]) -> Vec<Vec<u32>> {
-    let k = centroids.len();
-    let cap = ((vectors.len() as f64 / k as f64) * BALANCE)
-        .ceil()
-        .max(1.0) as usize;
-    let best: Vec<(usize, f32)> = vectors
-        .iter()
-        .map(|v| {
-            let c = nearest(v, centroids);
-            (c, dot_f32(v, &centroids[c]))
-        })
-        .collect();
-    let mut order: Vec<usize> = (0..vectors.len()).collect();
-    order.sort_by(|&a, &b| best[b].1.total_cmp(&best[a].1).then(a.cmp(&b)));
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k];
-    for i in order {
-        let (c, _) = best[i];
-        if members[c].len() < cap {
-            members[c].push(i as u32);
-            continue;
-        }
-        // Full: the nearest centroid with room (one exists, as cap * k >= vectors).
-        let mut ranked: Vec<(usize, f32)> = centroids
-            .iter()
-            .enumerate()
-            .map(|(j, c)| (j, dot_f32(&vectors[i], c)))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        if let Some(&(j, _)) = ranked.iter().find(|(j, _)| members[*j].len() < cap) {
-            members[j].push(i as u32);
-        }
-    }
-    members
-}
-
-/// Spherical k-means over unit vectors: k-means++ start on a strided sample, then rounds of
-/// assignment and mean, centroids kept unit length. Single-threaded and seeded: the same input
-/// gives the same centroids.
-fn kmeans(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<f32>> {
-    let stride = (vectors.len() / (k * SAMPLE_PER_CENTROID)).max(1);
-    let sample: Vec<&[f32]> = vectors.iter().step_by(stride).map(Vec::as_slice).collect();
-    let k = k.min(sample.len()).max(1);
-    let mut rng = Rng(SEED);
-    let mut centroids: Vec<Vec<f32>> =
-        vec![sample[(rng.next() % sample.len() as u64) as usize].to_vec()];
-    // Distance to the nearest chosen centroid, 1 - cosine.
-    let mut dist: Vec<f64> = sample
-        .iter()
-        .map(|v| (1.0 - dot_f32(v, &centroids[0]) as f64).max(0.0))
-        .collect();
-    while centroids.len() < k {
-        let total: f64 = dist.iter().map(|d| d * d).sum();
-        let pick = if total > 0.0 {
-            let mut target = rng.unit() * total;
-            let mut pick = sample.len() - 1;
-            for (i, d) in dist.iter().enumerate() {
-                target -= d * d;
-                if target <= 0.0 {
-                    pick = i;
-                    break;
-                }
-            }
-            pick
-        } else {
-            (rng.next() % sample.len() as u64) as usize
-        };
-        let c = sample[pick].to_vec();
-        for (d, v) in dist.iter_mut().zip(&sample) {
-            *d = d.min((1.0 - dot_f32(v, &c) as f64).max(0.0));
-        }
-        centroids.push(c);
-    }
-    let dim = centroids[0].len();
-    for _ in 0..KMEANS_ROUNDS {
-        let mut sums = vec![vec![0f32; dim]; k];
-        let mut counts = vec![0usize; k];
-        for v in &sample {
-            let c = nearest(v, &centroids);
-            counts[c] += 1;
-            sums[c].iter_mut().zip(v.iter()).for_each(|(s, x)| *s += x);
-        }
-        for (c, (mut s, n)) in sums.into_iter().zip(counts).enumerate() {
-            // An empty cluster keeps its centroid; it is dropped if nothing is assigned at the end.
-            if n > 0 {
-                l2_normalize(&mut s);
-                centroids[c] = s;
-            }
-        }
-    }
-    centroids
-}
-
 impl VectorIndex {
     /// An index of a split bundle with none of its parts loaded.
     pub(crate) fn unloaded(
@@ -431,71 +166,6 @@ impl VectorIndex {
             centroids: None,
             partitions: vec![None; partitions],
             claimed: Claimed::new(chunks),
-        }
-    }
-
-    /// Builds the index for chunk vectors (`vectors[i]` is chunk `i`'s, unit length): one
-    /// partition up to [`PARTITION_ABOVE`] chunks, k-means partitions of about
-    /// [`PARTITION_SIZE`] beyond.
-    pub fn build(vectors: &[Vec<f32>], dim: usize) -> Self {
-        let k = if vectors.len() <= PARTITION_ABOVE {
-            1
-        } else {
-            vectors.len().div_ceil(PARTITION_SIZE)
-        };
-        Self::with_partitions(vectors, dim, k)
-    }
-
-    /// Builds the index with about `k` partitions whatever the size (1: one flat list).
-    pub fn with_partitions(vectors: &[Vec<f32>], dim: usize, k: usize) -> Self {
-        Self::with_routing(vectors, dim, k, ROUTE_RANK)
-    }
-
-    /// As [`VectorIndex::with_partitions`], routing queries on `rank` principal directions
-    /// of the centroids (what bench/scale.sh compares).
-    pub fn with_routing(vectors: &[Vec<f32>], dim: usize, k: usize, rank: usize) -> Self {
-        let quantization = Quantization::fit(vectors.iter().map(|v| v.as_slice()));
-        let quantize = |v: &[f32]| quantization.quantize(v).0;
-        if k <= 1 || vectors.len() <= 1 {
-            return VectorIndex {
-                quantization,
-                dim: dim as u32,
-                chunks: vectors.len() as u32,
-                probe: 1,
-                centroids: None,
-                partitions: vec![Some(Partition {
-                    chunks: (0..vectors.len() as u32).collect(),
-                    vectors: vectors.iter().flat_map(|v| quantize(v)).collect(),
-                })],
-                claimed: Claimed::all(vectors.len() as u32),
-            };
-        }
-        let centroids = kmeans(vectors, k);
-        let mut members = assign_balanced(vectors, &centroids);
-        members.iter_mut().for_each(|m| m.sort_unstable());
-        let mut kept = Vec::new();
-        let mut partitions = Vec::new();
-        for (c, chunks) in centroids.iter().zip(members) {
-            if chunks.is_empty() {
-                continue;
-            }
-            kept.push(c.clone());
-            partitions.push(Some(Partition {
-                vectors: chunks
-                    .iter()
-                    .flat_map(|&i| quantize(&vectors[i as usize]))
-                    .collect(),
-                chunks,
-            }));
-        }
-        VectorIndex {
-            quantization,
-            dim: dim as u32,
-            chunks: vectors.len() as u32,
-            probe: DEFAULT_PROBE.min(partitions.len() as u32),
-            centroids: Some(Centroids::fit(&kept, dim, rank)),
-            partitions,
-            claimed: Claimed::all(vectors.len() as u32),
         }
     }
 
