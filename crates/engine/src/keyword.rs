@@ -76,33 +76,29 @@ impl Keywords<'_> {
             return (Vec::new(), 0.0);
         }
 
-        let saturation = lex.strong_match();
-        let bound: f32 = expanded
+        // Each word's idf (its best-weighted term's), and what all the query's words weigh,
+        // counting a word the docs never use in full.
+        let term_idf: Vec<f32> = expanded
             .iter()
             .map(|e| {
                 e.ids
                     .iter()
-                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id, want)) * saturation)
+                    .map(|&(id, w)| w * lex.idf(lex.doc_freq(id, want)))
                     .fold(0.0, f32::max)
             })
-            .sum::<f32>()
-            + missing as f32 * lex.idf(0) * saturation;
+            .collect();
+        let total_idf = term_idf.iter().sum::<f32>() + missing as f32 * lex.idf(0);
+        let bound = total_idf * lex.strong_match();
         // A query of a few words may be a page's name: the title counts in full. A longer one
         // is a question, whose words in a title say less than the same words in a heading.
         let title = title_weight(expanded.len() + missing);
         let mut scores: HashMap<u32, f32> = HashMap::new();
-        let mut matched: HashMap<u32, u32> = HashMap::new();
-        // The idf of the query words each chunk holds, for the strength.
-        let mut covered: HashMap<u32, f32> = HashMap::new();
+        // How many of the query's words each chunk holds, and their idf (for the strength).
+        let mut matched: HashMap<u32, (u32, f32)> = HashMap::new();
         // How many of the query's words each page top's title holds.
         let mut in_title: HashMap<u32, u32> = HashMap::new();
-        for e in &expanded {
+        for (e, &idf) in expanded.iter().zip(&term_idf) {
             let mut titled = HashSet::new();
-            let term_idf = e
-                .ids
-                .iter()
-                .map(|&(id, w)| w * lex.idf(lex.doc_freq(id, want)))
-                .fold(0.0, f32::max);
             let mut per_term: HashMap<u32, f32> = HashMap::new();
             for &(id, w) in &e.ids {
                 let mut s = HashMap::new();
@@ -114,8 +110,9 @@ impl Keywords<'_> {
             }
             for (c, v) in per_term {
                 *scores.entry(c).or_default() += v;
-                *matched.entry(c).or_default() += 1;
-                *covered.entry(c).or_default() += term_idf;
+                let m = matched.entry(c).or_default();
+                m.0 += 1;
+                m.1 += idf;
             }
             for c in titled {
                 *in_title.entry(c).or_default() += 1;
@@ -135,7 +132,7 @@ impl Keywords<'_> {
         // Coordination: a chunk with all the words beats one that repeats a single word.
         let n = expanded.len().max(1) as f32;
         for (c, s) in scores.iter_mut() {
-            let m = matched.get(c).copied().unwrap_or(0) as f32;
+            let m = matched.get(c).map_or(0, |m| m.0) as f32;
             *s *= 0.5 + 0.5 * (m / n);
         }
         if !query.phrases.is_empty() {
@@ -191,7 +188,7 @@ impl Keywords<'_> {
         let hits = top_k(scores, k);
         let strength = match hits.first() {
             Some(&(c, best)) if bound > 0.0 => {
-                let coverage = covered.get(&c).copied().unwrap_or(0.0) * saturation / bound;
+                let coverage = matched.get(&c).map_or(0.0, |m| m.1) / total_idf;
                 (best / bound)
                     .max(COVERED_STRENGTH * coverage)
                     .clamp(0.0, 1.0)
