@@ -11,6 +11,8 @@ cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release
 # web/runtime/lantern.d.ts is written from the engine's serde types: fail when it is stale.
 cargo test --release -p lantern-engine --features ts --test typescript
+# The engine as the widget's module for English sites has it: other languages refused by name.
+cargo test --release -p lantern-engine --no-default-features --test engine
 # The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses).
 cargo build --release -p lantern-cli --bin lantern
 

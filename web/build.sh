@@ -9,13 +9,21 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 out="${1:-out/web/lantern}"
 bash web/runtime/build.sh "$out"
-cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ui
-rm -rf "$out/ui"
-"$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/ui" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
-bash web/tools/wasm-opt.sh "$out"/ui/*.wasm
+# The UI module carries the search core. Two builds: ui/ stems English (and the languages
+# without a stemmer), ui-intl/ every language; `lantern build --site` publishes the one a
+# bundle needs under ui/ (crates/indexer/src/publish.rs).
+for variant in ui ui-intl; do
+  features=""
+  [ "$variant" = ui-intl ] && features="--features all-languages"
+  # shellcheck disable=SC2086
+  cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ui $features
+  rm -rf "$out/$variant"
+  "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/$variant" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
+done
+bash web/tools/wasm-opt.sh "$out"/ui/*.wasm "$out"/ui-intl/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/"
-bash web/tools/content-address.sh "$out/ui/lantern_ui_bg.wasm" \
-  "$out/widget.js" "$out/ui/lantern_ui.js"
+bash web/tools/content-address.sh "$out/ui/lantern_ui_bg.wasm" "$out/ui/lantern_ui.js"
+bash web/tools/content-address.sh "$out/ui-intl/lantern_ui_bg.wasm" "$out/ui-intl/lantern_ui.js"
 # The service worker's cache version: a hash of the runtime it serves.
 rm -f "$out/sw.js"
 version="$(find "$out" -type f ! -name '*.br' ! -name '*.gz' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-12)"

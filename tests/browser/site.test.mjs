@@ -122,6 +122,10 @@ test('typing a key at a time fetches the shards the final query needs, as pastin
       await page.waitForTimeout(500);
       // Before the offline prefetch, which waits for a pause of seconds.
       fetched = requests.filter((p) => /\.lantern\.d\/(terms|text|vectors)-/.test(p));
+      // One wasm module before the first result: the UI's, which carries the search core
+      // (neither the stand-alone core nor the answer module, which waits for a question).
+      assert.deepEqual(requests.filter((p) => p.endsWith('.wasm')).map((p) => p.replace(/-[0-9a-f]{12}\.wasm$/, '')),
+        ['/lantern/ui/lantern_ui_bg'], requests.join(' '));
     });
     return fetched;
   };
@@ -361,7 +365,7 @@ test('offline: with the server stopped, a reload still searches', async () => {
     assert.ok(cached.immutable.some((p) => /^\/model\/model-[0-9a-f]{12}\.pack$/.test(p)), cached.immutable.join(' '));
     // So are the wasm modules (served from the cache, Chromium can keep their compiled code)
     // and the bundle's shards; neither is kept twice in the versioned cache.
-    for (const re of [/^\/lantern\/pkg\/lantern_embed_wasm_bg-[0-9a-f]{12}\.wasm$/, /^\/lantern\/pkg\/lantern_search_wasm_bg-[0-9a-f]{12}\.wasm$/,
+    for (const re of [/^\/lantern\/pkg\/lantern_embed_wasm_bg-[0-9a-f]{12}\.wasm$/,
       /^\/lantern\/ui\/lantern_ui_bg-[0-9a-f]{12}\.wasm$/, /^\/search\.lantern\.d\/terms-[0-9a-f]{16}-\d+\.bin$/]) {
       assert.ok(cached.immutable.some((p) => re.test(p)), `${re} not in ${cached.immutable.join(' ')}`);
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the two browser modules (search core and embedder) with plain cargo and the pinned
+# Builds the three browser modules (search core, embedder, answer protocol) with plain cargo and the pinned
 # wasm-bindgen-cli, and assembles the runtime into OUT (default out/web/lantern):
 #   lantern.js, fetch.js, embedder.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
 set -euo pipefail
@@ -17,10 +17,12 @@ fi
 
 cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-search-wasm
 cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-embed-wasm
+cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ask-wasm
 rm -rf "$out/pkg"
 mkdir -p "$out/pkg"
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
 "$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_embed_wasm.wasm
+"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_ask_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 rm -f "$out"/embed-worker-*.js*
 cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
@@ -31,6 +33,8 @@ bash web/tools/content-address.sh "$out/pkg/lantern_embed_wasm_bg.wasm" \
   "$out/embed-worker.js" "$out/pkg/lantern_embed_wasm.js"
 bash web/tools/content-address.sh "$out/pkg/lantern_search_wasm_bg.wasm" \
   "$out/lantern.js" "$out/pkg/lantern_search_wasm.js"
+bash web/tools/content-address.sh "$out/pkg/lantern_ask_wasm_bg.wasm" \
+  "$out/lantern.js" "$out/pkg/lantern_ask_wasm.js"
 # So is the embedder's worker (after it names its module): a shared worker is found by its URL,
 # so a page of a new build never talks to a worker an older build left running.
 bash web/tools/content-address.sh "$out/embed-worker.js" "$out/embedder.js"

@@ -44,9 +44,11 @@ export declare class Embedder {
 export declare class Lantern {
   /**
    * Loads `bundleUrl`: the whole bundle (`site.lantern`), or its split form
-   * (`site.lantern.d/meta.bin`), whose searches fetch only the shards they need.
+   * (`site.lantern.d/meta.bin`), whose searches fetch only the shards they need. `core`: an
+   * initialised wasm-bindgen module that exports `SearchIndex` (the widget passes its UI
+   * module, which carries the search core); by default lantern.js loads its own.
    */
-  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void; prefetch?: number }): Promise<Lantern>;
+  static load(bundleUrl: string, options?: { onProgress?: (p: Progress) => void; prefetch?: number; core?: { SearchIndex: unknown } }): Promise<Lantern>;
   /**
    * Fetches every shard of a split bundle not loaded yet, if they add up to at most
    * `maxBytes`; resolves to how many were fetched.

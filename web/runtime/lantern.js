@@ -2,7 +2,6 @@
 // approximate meaning once the bundle's small query table arrives, and hybrid with the model's
 // meaning once the embedder (a separate, larger wasm module in a Web Worker) is ready. Ranking and the answer
 // protocol happen in lantern-engine compiled to wasm; this file only moves bytes and messages.
-import initSearch, { SearchIndex } from './pkg/lantern_search_wasm.js';
 import { fetchBytes } from './fetch.js';
 import { Embedder } from './embedder.js';
 
@@ -35,6 +34,38 @@ async function postAnswer(proxy, ask, onText) {
     if (done) break;
     if (ask.feed(value)) onText(ask.text);
   }
+}
+
+/** A model folder's manifest.json bytes as an object, or a clear error. */
+function parseManifest(bytes) {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch (err) {
+    throw new Error(`model manifest: not JSON (${err.message})`);
+  }
+}
+
+// The search core on its own, for pages without the widget (whose UI module carries one).
+let searching = null;
+function searchModule() {
+  searching ??= import('./pkg/lantern_search_wasm.js').then(async (m) => {
+    await m.default({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
+    return m;
+  });
+  searching.catch(() => { searching = null; });
+  return searching;
+}
+
+// The answer protocol (reading the proxy's stream, checking citations) is its own small wasm
+// module, fetched the first time a reader asks: searching never pays for it.
+let answering = null;
+function answerModule() {
+  answering ??= import('./pkg/lantern_ask_wasm.js').then(async (m) => {
+    await m.default({ module_or_path: new URL('./pkg/lantern_ask_wasm_bg.wasm', import.meta.url) });
+    return m;
+  });
+  answering.catch(() => { answering = null; });
+  return answering;
 }
 
 // The offline prefetch waits for this long without a search.
@@ -71,10 +102,12 @@ export class Lantern {
    * `site.lantern.d/` (a small meta file plus content-addressed shards). Given the split
    * form's `site.lantern.d/meta.bin`, searches fetch only the shards they need, and with
    * `prefetch: maxBytes` the rest follows after the first search when it is no larger
-   * (see `prefetchAll`); given `site.lantern`, the whole file is fetched.
+   * (see `prefetchAll`); given `site.lantern`, the whole file is fetched. `core` is an
+   * initialised module exporting `SearchIndex` (the widget's UI module carries the search
+   * core, so a reader downloads it once); by default this loads its own.
    */
-  static async load(bundleUrl, { onProgress, prefetch = 0 } = {}) {
-    await initSearch({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
+  static async load(bundleUrl, { onProgress, prefetch = 0, core } = {}) {
+    const { SearchIndex } = core ?? await searchModule();
     const progress = onProgress && ((p) => onProgress({ stage: 'bundle', ...p }));
     const url = new URL(bundleUrl, location.href).href;
     const split = url.endsWith('.d/meta.bin');
@@ -191,7 +224,7 @@ export class Lantern {
     if (this.#asked) e.expect(this.#asked);
     this.#loading = (async () => {
       try {
-        await e.proceed(this.#index.acceptModel(await e.manifest));
+        await e.proceed(this.#index.acceptModel(parseManifest(await e.manifest)));
       } catch (err) {
         e.terminate();
         this.#loading = null;
@@ -253,7 +286,9 @@ export class Lantern {
   async ask(question, { proxy, onDelta } = {}) {
     const vector = this.#ready && question.trim() ? await this.embed(question) : undefined;
     await this.#complete(() => this.#index.askMissing(question, vector));
-    const ask = this.#index.ask(question, vector);
+    const request = this.#index.answerRequest(question, vector);
+    const { Ask } = await answerModule();
+    const ask = new Ask(request);
     try {
       while (ask.request !== undefined) {
         const attempt = ask.attempt;

@@ -69,7 +69,8 @@ class LanternSearch extends HTMLElement {
         import(new URL('lantern.js', here).href),
         import(new URL('ui/lantern_ui.js', here).href),
       ]);
-      await ui.default({ module_or_path: new URL('ui/lantern_ui_bg.wasm', here).href });
+      // The module finds its wasm beside itself (by content-addressed name).
+      await ui.default();
       const bundle = new URL(this.getAttribute('bundle') || '../search.lantern', here).href;
       const model = new URL(this.getAttribute('model') || '../model/', here).href;
       const proxy = this.getAttribute('proxy') || null;
@@ -82,8 +83,9 @@ class LanternSearch extends HTMLElement {
         // The split form when the site publishes it: the first results fetch only the shards
         // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
         // Readers who save data keep only the shards their searches use.
-        loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: bridge.saveData ? 0 : PREFETCH_BYTES })
-          .catch(() => Lantern.load(bundle, { onProgress })),
+        // The UI module carries the search core: one download, not two.
+        loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: bridge.saveData ? 0 : PREFETCH_BYTES, core: ui })
+          .catch(() => Lantern.load(bundle, { onProgress, core: ui })),
         // The model is fetched on intent (a question that needs meaning), or at once when the
         // service worker already holds it (content-addressed under the model folder).
         modelCached: async () => {

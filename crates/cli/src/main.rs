@@ -73,7 +73,8 @@ fn run_writing(command: Command) -> Result<()> {
                 eprintln!("warning: {w}");
             }
             writeln!(stdout, "{r}")?;
-            if let (Some(site), Some(runtime)) = (args.site(), runtime) {
+            if let (Some(site), Some(mut runtime)) = (args.site(), runtime) {
+                lantern_indexer::publish::choose_ui(&mut runtime, &r.langs);
                 let files: Vec<(&str, &[u8])> = runtime
                     .iter()
                     .map(|(p, b)| (p.as_str(), b.as_slice()))

@@ -100,7 +100,19 @@ impl Lang {
         }
     }
 
+    /// Whether this build stems the language's words as the indexer did: English and the
+    /// languages without a stemmer always; the others with the feature `all-languages` (on by
+    /// default). The reader's first download for an English site leaves it off: seventeen more
+    /// Snowball stemmers are 30 KB of it (brotli).
+    pub fn stemmed_here(self) -> bool {
+        cfg!(feature = "all-languages") || matches!(self, Lang::None | Lang::English)
+    }
+
     fn algorithm(self) -> Option<Algorithm> {
+        // Without the feature, the other stemmers are unreachable and left out of the build.
+        if !self.stemmed_here() {
+            return None;
+        }
         Some(match self {
             Lang::None => return None,
             Lang::English => Algorithm::English,

@@ -43,6 +43,9 @@ pub enum Error {
     /// A model folder's manifest that is malformed or asks for what Lantern does not do.
     #[error("model manifest: {0}")]
     Manifest(String),
+    /// The bundle needs a stemmer this build leaves out ([`crate::Lang::stemmed_here`]).
+    #[error("the bundle has pages in {0:?}, which this search core does not stem (it is the small one, for English): publish with `lantern build --site`, which ships the search core for the bundle's languages")]
+    UnsupportedLanguage(crate::Lang),
     /// Decoded, but its parts do not refer to each other correctly.
     #[error("bundle is inconsistent: {0}")]
     Inconsistent(String),

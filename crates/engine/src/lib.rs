@@ -14,6 +14,7 @@ mod analyze;
 pub mod answer;
 mod bm25;
 mod bundle;
+mod checksum;
 mod content_address;
 mod error;
 mod excerpt;
@@ -33,7 +34,7 @@ mod writer;
 mod structural_fuzz;
 
 pub use analyze::Lang;
-pub use answer::{Abstention, AskOutcome, AskSession, Passage};
+pub use answer::{Abstention, AnswerRequest, AskOutcome, AskSession, Passage};
 pub use bundle::{
     Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION, SPLIT_DIR_SUFFIX,
     SPLIT_META,

@@ -85,8 +85,6 @@ pub struct PackedFile {
 impl Manifest {
     /// Parses manifest JSON and checks it (see [`Manifest::validate`]).
     pub fn from_json(bytes: &[u8]) -> Result<Manifest> {
-        // From text, as the answer stream's events are read: one JSON reader in the browser's
-        // search module, not two.
         let text = std::str::from_utf8(bytes)
             .map_err(|e| Error::Manifest(format!("not UTF-8 text: {e}")))?;
         let m: Manifest = serde_json::from_str(text).map_err(|e| Error::Manifest(e.to_string()))?;

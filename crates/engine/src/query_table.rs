@@ -157,7 +157,7 @@ impl QueryTable {
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&QUERY_TABLE_VERSION.to_le_bytes());
         out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+        out.extend_from_slice(&crate::checksum::crc32(&payload).to_le_bytes());
         out.extend_from_slice(&payload);
         Ok(out)
     }
@@ -191,7 +191,7 @@ impl QueryTable {
             ));
         }
         let payload = &bytes[PREFIX_LEN..];
-        if crc32fast::hash(payload) != crc {
+        if crate::checksum::crc32(payload) != crc {
             return bad("checksum mismatch: the file is corrupt".into());
         }
         let t: QueryTable = postcard::from_bytes(payload)

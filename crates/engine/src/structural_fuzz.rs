@@ -274,7 +274,7 @@ fn mutated_meta_files_are_refused_or_read() {
                 }
             }
         }
-        let crc = crc32fast::hash(&bytes[PREFIX..]);
+        let crc = crate::checksum::crc32(&bytes[PREFIX..]);
         bytes[24..28].copy_from_slice(&crc.to_le_bytes());
         match Bundle::from_bytes(&bytes) {
             Err(_) => refused += 1,

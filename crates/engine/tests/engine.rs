@@ -474,3 +474,37 @@ fn a_page_whose_title_holds_every_word_outranks_headings_holding_some() {
         r.hits
     );
 }
+
+/// A bundle with a French page: searched with French stemming where this build has it, and
+/// refused by name (never searched with the wrong stems) by the build that stems English only
+/// (`cargo test -p lantern-engine --no-default-features`, run by tests/run.sh).
+#[test]
+fn a_french_bundle_needs_the_build_with_every_stemmer() {
+    let mut w = toy_writer();
+    let p = w.add_page("/fr.html", "Chevaux", "fr.md", lantern_engine::Lang::French);
+    w.add_chunk(
+        p,
+        vec!["Chevaux".into()],
+        "chevaux",
+        "les chevaux courent vite",
+    );
+    let bytes = w
+        .finish(vec![vec![1.0, 0.0, 0.0, 0.0]])
+        .unwrap()
+        .to_bytes()
+        .unwrap();
+    match (Bundle::from_bytes(&bytes), cfg!(feature = "all-languages")) {
+        (Ok(bundle), true) => {
+            let r = Engine::new(bundle).search("chevaux", None, Mode::Keyword, 5);
+            assert!(r
+                .hits
+                .first()
+                .is_some_and(|h| h.url.starts_with("/fr.html")));
+        }
+        (Err(e), false) => {
+            assert!(e.to_string().contains("French"), "{e}");
+            assert!(e.to_string().contains("lantern build --site"), "{e}");
+        }
+        (r, every) => panic!("all-languages {every}: {:?}", r.err()),
+    }
+}

@@ -50,6 +50,8 @@ pub struct BuildReport {
     pub total_time: Duration,
     /// The query table's fit, when one was written.
     pub query_table: Option<FitReport>,
+    /// The languages of the pages indexed (which stemmers search needs).
+    pub langs: Vec<Lang>,
 }
 
 /// A source file read: its page and the page's chunks.
@@ -206,6 +208,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     let mut writer = BundleWriter::new(model_info, abstain)
         .vector_partitions(opts.config.vector_partitions, opts.config.vector_probe);
     let mut page_sources: Vec<&str> = Vec::new();
+    let mut langs: Vec<Lang> = Vec::new();
     let mut extracted: Vec<Extracted> = Vec::new();
     for file in &files {
         let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -247,6 +250,9 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         );
         writer.set_page_facets(page_id, page.meta.clone(), page.filters.clone());
         page_sources.push(&file.rel);
+        if !langs.contains(&lang) {
+            langs.push(lang);
+        }
         for piece in pieces {
             let s = &page.sections[piece.section];
             writer.add_chunk(page_id, s.breadcrumb.clone(), &s.anchor, &piece.text);
@@ -352,6 +358,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         embedded,
         reused,
         query_table,
+        langs,
         warnings,
         sizes: bundle.part_sizes(),
         bytes: bytes.len(),

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use lantern_embedder::Model;
+use lantern_engine::Lang;
 
 use crate::model::publish_model;
 use crate::output::write_atomic;
@@ -115,6 +116,26 @@ pub struct Published {
     pub dir: PathBuf,
     /// The tags to paste (also in `snippet.html`).
     pub snippet: String,
+}
+
+/// The runtime carries its UI module twice: `ui/` stems English only (and the languages
+/// without a stemmer), `ui-intl/` every language, at 30 KB more (brotli) in a reader's first
+/// download. Keeps the one `langs` (the bundle's languages) needs, as `ui/`.
+pub fn choose_ui(runtime: &mut Vec<(String, Vec<u8>)>, langs: &[Lang]) {
+    const INTL: &str = "ui-intl/";
+    let intl = langs
+        .iter()
+        .any(|l| !matches!(l, Lang::None | Lang::English));
+    if intl && runtime.iter().any(|(p, _)| p.starts_with(INTL)) {
+        runtime.retain(|(p, _)| !p.starts_with("ui/"));
+        for (p, _) in runtime.iter_mut() {
+            if let Some(rest) = p.strip_prefix(INTL) {
+                *p = format!("ui/{rest}");
+            }
+        }
+    } else {
+        runtime.retain(|(p, _)| !p.starts_with(INTL));
+    }
 }
 
 /// Writes the runtime, the model, the service worker, the search page and the snippet into

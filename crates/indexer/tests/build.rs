@@ -636,6 +636,8 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         p.snippet
     );
     assert!(!site.path().join("lantern-sw.js").exists());
+    // The pages are English: the UI module that stems only English is the one to publish.
+    assert_eq!(first.langs, [lantern_engine::Lang::English]);
     // The next deploy: the same pages, none embedded again, nothing of lantern/ indexed.
     let again = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
     assert_eq!((again.pages, again.chunks), (first.pages, first.chunks));
@@ -650,4 +652,35 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
     let bad: Vec<(&str, &[u8])> = vec![("widget.js", b""), ("sw.js", b""), ("../evil.js", b"")];
     assert!(publish(site.path(), &bad, &m.model, "/", SwScope::Lantern).is_err());
     assert!(!site.path().join("evil.js").exists());
+}
+
+/// The runtime's two UI modules: a bundle in English (or a language without a stemmer) gets
+/// the small one, a bundle with any other stemmed language the one with every stemmer, each
+/// published as ui/.
+#[test]
+fn the_ui_module_published_is_the_one_the_bundles_languages_need() {
+    use lantern_engine::Lang;
+    use lantern_indexer::publish::choose_ui;
+    let runtime = || {
+        vec![
+            ("widget.js".to_string(), b"w".to_vec()),
+            ("ui/lantern_ui.js".to_string(), b"english".to_vec()),
+            ("ui-intl/lantern_ui.js".to_string(), b"every".to_vec()),
+        ]
+    };
+    let published = |langs: &[Lang]| {
+        let mut r = runtime();
+        choose_ui(&mut r, langs);
+        r.into_iter()
+            .map(|(p, b)| format!("{p}={}", String::from_utf8(b).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        published(&[Lang::English, Lang::None]),
+        ["widget.js=w", "ui/lantern_ui.js=english"]
+    );
+    assert_eq!(
+        published(&[Lang::English, Lang::French]),
+        ["widget.js=w", "ui/lantern_ui.js=every"]
+    );
 }

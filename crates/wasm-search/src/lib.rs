@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use lantern_engine::{AskSession, Bundle, Engine, Filter, Mode, QueryTable};
+use lantern_engine::{
+    AnswerRequest, AskSession, Bundle, Engine, Filter, Manifest, Mode, QueryTable,
+};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -103,12 +105,16 @@ impl SearchIndex {
         self.engine.has_query_table()
     }
 
-    /// Reads a model folder's manifest.json and accepts it if its model is the one the bundle
-    /// was built with (else throws): the files browsers fetch, relative to the manifest, as
-    /// `{ packedFile, tokenizerFile }`. Checked before any model byte is downloaded.
+    /// Accepts a model folder's manifest (manifest.json, parsed by the caller) if its model is
+    /// the one the bundle was built with (else throws): the files browsers fetch, relative to
+    /// the manifest, as `{ packedFile, tokenizerFile }`. Checked before any model byte is
+    /// downloaded. Parsed in JavaScript so that no JSON reader is in this module.
     #[wasm_bindgen(js_name = acceptModel)]
-    pub fn accept_model(&mut self, manifest: &[u8]) -> Result<JsValue, JsError> {
-        let m = self.engine.accept_manifest(manifest).map_err(js)?;
+    pub fn accept_model(&mut self, manifest: JsValue) -> Result<JsValue, JsError> {
+        let m: Manifest = serde_wasm_bindgen::from_value(manifest)
+            .map_err(|e| js(format!("model manifest: {e}")))?;
+        m.validate().map_err(js)?;
+        self.engine.accept_model(&m).map_err(js)?;
         let Some(packed) = m.packed else {
             return Err(JsError::new(
                 "the model folder publishes no packed model for browsers (prepare it with `lantern prepare-model`)",
@@ -166,66 +172,21 @@ impl SearchIndex {
         to_js(&self.engine.facets())
     }
 
-    /// Starts asking `question` (searching hybrid when `vector` is given).
-    pub fn ask(&self, question: &str, vector: Option<Vec<f32>>) -> Ask {
-        Ask {
-            session: AskSession::start(&self.engine, question, vector.as_deref()),
-        }
-    }
-}
-
-/// One question's way through the answer protocol (`lantern_engine::AskSession`); JavaScript
-/// only posts `request` and feeds back the response bytes.
-#[wasm_bindgen]
-pub struct Ask {
-    session: AskSession,
-}
-
-#[wasm_bindgen]
-impl Ask {
-    /// The body to post next, or `undefined` once the ask has ended.
-    #[wasm_bindgen(getter)]
-    pub fn request(&self) -> Result<JsValue, JsError> {
-        match self.session.request() {
-            Some(r) => to_js(r),
-            None => Ok(JsValue::UNDEFINED),
-        }
-    }
-
-    /// 0 for the first answer, 1 for the corrective retry.
-    #[wasm_bindgen(getter)]
-    pub fn attempt(&self) -> u32 {
-        self.session.attempt()
-    }
-
-    /// Reads response bytes; returns whether the answer text grew. Throws when the stream
-    /// reports a failure or breaks the protocol.
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<bool, JsError> {
-        self.session.feed(bytes).map_err(js)
-    }
-
-    /// The current attempt's text so far.
-    #[wasm_bindgen(getter)]
-    pub fn text(&self) -> String {
-        self.session.text().to_string()
-    }
-
-    /// The response ended: returns the outcome, or `undefined` when a retry is to be posted.
-    #[wasm_bindgen(js_name = endAttempt)]
-    pub fn end_attempt(&mut self) -> Result<JsValue, JsError> {
-        match self.session.end_attempt().map_err(js)? {
-            Some(o) => to_js(o),
-            None => Ok(JsValue::UNDEFINED),
-        }
-    }
-
-    /// How the ask ended, or `undefined` while it goes on.
-    #[wasm_bindgen(getter)]
-    pub fn outcome(&self) -> Result<JsValue, JsError> {
-        match self.session.outcome() {
-            Some(o) => to_js(o),
-            None => Ok(JsValue::UNDEFINED),
-        }
+    /// The first request of an ask for `question` (searching hybrid when `vector` is given):
+    /// `{ question, passages }`, no passages when search found no good match. The answer
+    /// module (lantern_ask_wasm) takes it from here, so the protocol and its JSON reader load
+    /// only when a reader asks.
+    #[wasm_bindgen(js_name = answerRequest)]
+    pub fn answer_request(
+        &self,
+        question: &str,
+        vector: Option<Vec<f32>>,
+    ) -> Result<JsValue, JsError> {
+        to_js(&AnswerRequest::search(
+            &self.engine,
+            question,
+            vector.as_deref(),
+        ))
     }
 }
 

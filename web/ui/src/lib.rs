@@ -18,6 +18,9 @@ use wasm_bindgen::prelude::*;
 
 use runtime::Bridge;
 
+/// The search core, exported from this module too: widget.js hands it to lantern.js.
+pub use lantern_search_wasm::SearchIndex;
+
 /// Handle returned to widget.js.
 #[wasm_bindgen]
 pub struct Ui {

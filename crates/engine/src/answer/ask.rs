@@ -70,31 +70,7 @@ impl AskSession {
     /// Searches for `question` (hybrid when `vector` is given) and prepares the first request,
     /// or ends at once when search found no good match.
     pub fn start(engine: &Engine, question: &str, vector: Option<&[f32]>) -> AskSession {
-        let results = engine.search(question, vector, Mode::Hybrid, MAX_PASSAGES);
-        let passages: Vec<Passage> = if results.no_good_match {
-            Vec::new()
-        } else {
-            results
-                .hits
-                .iter()
-                .take(MAX_PASSAGES)
-                .zip(1..)
-                .filter_map(|(h, n)| {
-                    Some(Passage {
-                        n,
-                        chunk: h.chunk,
-                        url: h.url.clone(),
-                        breadcrumb: h.breadcrumb.clone(),
-                        text: engine.bundle().chunk(h.chunk)?.text.clone(),
-                    })
-                })
-                .collect()
-        };
-        AskSession::from_request(AnswerRequest {
-            question: question.to_string(),
-            passages,
-            correction: None,
-        })
+        AskSession::from_request(AnswerRequest::search(engine, question, vector))
     }
 
     /// A session over passages chosen elsewhere (a client that searched itself, or tests of
@@ -166,5 +142,38 @@ impl AskSession {
             }),
         };
         Ok(self.outcome.as_ref())
+    }
+}
+
+impl AnswerRequest {
+    /// The first request for `question`: the best passages of a search (hybrid when `vector`
+    /// is given), none when search found no good match. The browser's search module makes it
+    /// and hands it to the answer module, which loads only when a reader asks.
+    pub fn search(engine: &Engine, question: &str, vector: Option<&[f32]>) -> AnswerRequest {
+        let results = engine.search(question, vector, Mode::Hybrid, MAX_PASSAGES);
+        let passages: Vec<Passage> = if results.no_good_match {
+            Vec::new()
+        } else {
+            results
+                .hits
+                .iter()
+                .take(MAX_PASSAGES)
+                .zip(1..)
+                .filter_map(|(h, n)| {
+                    Some(Passage {
+                        n,
+                        chunk: h.chunk,
+                        url: h.url.clone(),
+                        breadcrumb: h.breadcrumb.clone(),
+                        text: engine.bundle().chunk(h.chunk)?.text.clone(),
+                    })
+                })
+                .collect()
+        };
+        AnswerRequest {
+            question: question.to_string(),
+            passages,
+            correction: None,
+        }
     }
 }

@@ -33,7 +33,7 @@ impl Bundle {
         let mut langs: Vec<Lang> = pages.iter().map(|p| p.lang).collect();
         langs.sort();
         langs.dedup();
-        let mut fp = crc32fast::Hasher::new();
+        let mut fp = crate::checksum::crc32_digest();
         for t in lexical.terms() {
             fp.update(t.as_bytes());
             fp.update(&[0]);
@@ -256,7 +256,7 @@ impl Bundle {
     pub(super) fn file(&self, payload: &Payload) -> Result<Vec<u8>> {
         let header = encode(&self.header)?;
         let payload = encode(payload)?;
-        let mut crc = crc32fast::Hasher::new();
+        let mut crc = crate::checksum::crc32_digest();
         crc.update(&header);
         crc.update(&payload);
         let mut out = Vec::with_capacity(PREFIX_LEN + header.len() + payload.len());
@@ -307,6 +307,9 @@ impl Bundle {
             postcard::from_bytes(header).map_err(|e| Error::Decode(format!("header: {e}")))?;
         let payload: Payload =
             postcard::from_bytes(payload).map_err(|e| Error::Decode(format!("payload: {e}")))?;
+        if let Some(&lang) = payload.meta.langs.iter().find(|l| !l.stemmed_here()) {
+            return Err(Error::UnsupportedLanguage(lang));
+        }
         // Every count that sizes an allocation is bounded first by the bytes that back it: the
         // shard groups' declared sizes, which each shard is checked against on arrival, and
         // which a whole file must hold.
@@ -393,7 +396,7 @@ pub(super) fn split(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
         )));
     }
     let body = &bytes[PREFIX_LEN..];
-    if crc32fast::hash(body) != crc {
+    if crate::checksum::crc32(body) != crc {
         return Err(Error::Checksum);
     }
     Ok(body.split_at(header_len as usize))
