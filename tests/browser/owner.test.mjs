@@ -201,3 +201,30 @@ test('the Python wheel: pip install into a fresh virtualenv puts a working lante
   assert.match(log, /published search into/);
   assert.ok(existsSync(join(site, 'lantern/snippet.html')));
 });
+
+test('a site in German gets the UI module with every stemmer; an English one the smaller one', { skip }, async () => {
+  const site = join(home, 'de-site');
+  mkdirSync(site);
+  const page = (title, body) => `<!doctype html><html lang="de"><head><meta charset="utf-8"><title>${title}</title>${timings.snippet}</head>`
+    + `<body><main><h1>${title}</h1><p>${body}</p></main></body></html>`;
+  writeFileSync(join(site, 'index.html'), page('Willkommen', 'Diese Seite erklärt, wie man die Werkzeuge installiert und einrichtet.'));
+  writeFileSync(join(site, 'lager.html'), page('Lagerhäuser', 'In den Lagerhäusern werden die Pakete sortiert, bevor sie verschickt werden.'));
+  run('npx', ['lantern', 'build', site, '--quiet'], owner);
+  const wasm = (dir) => readdirSync(join(dir, 'lantern/ui')).filter((f) => f.endsWith('.wasm'));
+  const [de] = wasm(site);
+  const [en] = wasm(join(owner, 'site'));
+  assert.ok(de && en && de !== en, `${de} / ${en}`);
+  assert.ok(statSync(join(site, 'lantern/ui', de)).size > statSync(join(owner, 'site/lantern/ui', en)).size);
+  assert.ok(!existsSync(join(site, 'lantern/ui-intl')), 'only the chosen module is published');
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), site, env);
+  servers.push(server);
+  const tab = await chrome.newPage();
+  try {
+    await tab.goto(server.url + 'index.html');
+    await typeInWidget(tab, 'pakete sortieren');
+    await tab.locator('lantern-search').first().locator('[role=option] a').first().waitFor({ timeout: 30_000 });
+    assert.equal((await resultPages(tab))[0], '/lager.html');
+  } finally {
+    await tab.close();
+  }
+});
