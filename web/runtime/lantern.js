@@ -45,28 +45,25 @@ function parseManifest(bytes) {
   }
 }
 
-// The search core on its own, for pages without the widget (whose UI module carries one).
-let searching = null;
-function searchModule() {
-  searching ??= import('./pkg/lantern_search_wasm.js').then(async (m) => {
-    await m.default({ module_or_path: new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url) });
-    return m;
-  });
-  searching.catch(() => { searching = null; });
-  return searching;
+/** A wasm-bindgen module, imported and initialised on first use (again after a failure). */
+function onFirstUse(load) {
+  let loading = null;
+  return () => {
+    loading ??= load();
+    loading.catch(() => { loading = null; });
+    return loading;
+  };
 }
+const initialised = async (m, wasm) => { await m.default({ module_or_path: wasm }); return m; };
+
+// The search core on its own, for pages without the widget (whose UI module carries one).
+const searchModule = onFirstUse(async () => initialised(await import('./pkg/lantern_search_wasm.js'),
+  new URL('./pkg/lantern_search_wasm_bg.wasm', import.meta.url)));
 
 // The answer protocol (reading the proxy's stream, checking citations) is its own small wasm
 // module, fetched the first time a reader asks: searching never pays for it.
-let answering = null;
-function answerModule() {
-  answering ??= import('./pkg/lantern_ask_wasm.js').then(async (m) => {
-    await m.default({ module_or_path: new URL('./pkg/lantern_ask_wasm_bg.wasm', import.meta.url) });
-    return m;
-  });
-  answering.catch(() => { answering = null; });
-  return answering;
-}
+const answerModule = onFirstUse(async () => initialised(await import('./pkg/lantern_ask_wasm.js'),
+  new URL('./pkg/lantern_ask_wasm_bg.wasm', import.meta.url)));
 
 // The offline prefetch waits for this long without a search.
 const PREFETCH_AFTER_MS = 3000;
