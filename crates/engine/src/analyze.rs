@@ -105,7 +105,13 @@ impl Lang {
     /// default). The reader's first download for an English site leaves it off: seventeen more
     /// Snowball stemmers are 30 KB of it (brotli).
     pub fn stemmed_here(self) -> bool {
-        cfg!(feature = "all-languages") || matches!(self, Lang::None | Lang::English)
+        cfg!(feature = "all-languages") || self.stemmed_without_all_languages()
+    }
+
+    /// Whether the build without `all-languages` stems the language: what decides which UI
+    /// module a site publishes.
+    pub fn stemmed_without_all_languages(self) -> bool {
+        matches!(self, Lang::None | Lang::English)
     }
 
     fn algorithm(self) -> Option<Algorithm> {

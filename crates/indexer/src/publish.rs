@@ -123,9 +123,7 @@ pub struct Published {
 /// download. Keeps the one `langs` (the bundle's languages) needs, as `ui/`.
 pub fn choose_ui(runtime: &mut Vec<(String, Vec<u8>)>, langs: &[Lang]) {
     const INTL: &str = "ui-intl/";
-    let intl = langs
-        .iter()
-        .any(|l| !matches!(l, Lang::None | Lang::English));
+    let intl = langs.iter().any(|l| !l.stemmed_without_all_languages());
     if intl && runtime.iter().any(|(p, _)| p.starts_with(INTL)) {
         runtime.retain(|(p, _)| !p.starts_with("ui/"));
         for (p, _) in runtime.iter_mut() {
