@@ -233,9 +233,13 @@ impl Analyzer {
     /// The terms a query word may stand for in any of `langs` (the bundle's languages), or
     /// none when it is a stop word in all of them.
     pub fn alternatives(&self, word: &str, langs: &[Lang]) -> Vec<String> {
-        let mut out: Vec<String> = langs.iter().filter_map(|&l| self.term(word, l)).collect();
-        out.sort();
-        out.dedup();
+        // Sorted and once each, by insertion: a handful of languages at most.
+        let mut out: Vec<String> = Vec::new();
+        for term in langs.iter().filter_map(|&l| self.term(word, l)) {
+            if let Err(at) = out.binary_search(&term) {
+                out.insert(at, term);
+            }
+        }
         out
     }
 

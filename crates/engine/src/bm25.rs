@@ -105,10 +105,37 @@ pub(crate) struct Want {
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct WantSet {
-    pub(crate) terms: std::collections::BTreeSet<usize>,
-    pub(crate) text: std::collections::BTreeSet<usize>,
+    pub(crate) terms: Blocks,
+    pub(crate) text: Blocks,
     pub(crate) centroids: bool,
-    pub(crate) vectors: std::collections::BTreeSet<usize>,
+    pub(crate) vectors: Blocks,
+}
+
+/// Block indexes, ascending, each once: a sorted `Vec` rather than a `BTreeSet`, whose code
+/// the browser's module would carry for a few dozen numbers.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Blocks(Vec<usize>);
+
+impl Blocks {
+    pub(crate) fn insert(&mut self, b: usize) {
+        if let Err(at) = self.0.binary_search(&b) {
+            self.0.insert(at, b);
+        }
+    }
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, usize> {
+        self.0.iter()
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl IntoIterator for Blocks {
+    type Item = usize;
+    type IntoIter = std::vec::IntoIter<usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
 }
 
 impl Want {
@@ -594,7 +621,7 @@ pub(crate) fn within_one_edit(a: &[char], b: &[char]) -> bool {
 /// Highest scores first; ties broken by chunk id so results are stable.
 pub fn top_k(scores: HashMap<u32, f32>, k: usize) -> Vec<(u32, f32)> {
     let mut hits: Vec<(u32, f32)> = scores.into_iter().collect();
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    crate::order::rank(&mut hits);
     hits.truncate(k);
     hits
 }

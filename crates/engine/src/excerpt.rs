@@ -120,7 +120,8 @@ pub fn highlight_segments(text: &str, ranges: &[(u32, u32)]) -> Vec<(String, boo
         .map(|&(s, e)| (s as usize, (e as usize).min(units.len())))
         .filter(|(s, e)| s < e)
         .collect();
-    ranges.sort_unstable();
+    // Offsets within one chunk's text: far below 2^32.
+    crate::order::sort_by_key(&mut ranges, |&(s, e)| ((s as u64) << 32) | e as u64);
     let mut out = Vec::new();
     let mut at = 0;
     for (s, e) in ranges {

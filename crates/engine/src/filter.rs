@@ -75,13 +75,14 @@ impl Filter {
     pub(crate) fn pages(&self, bundle: &Bundle) -> Result<Vec<bool>> {
         // Runs on every filtered query: the facet listing is built only to name the known keys
         // in an error.
-        let carried: BTreeSet<&str> = bundle
-            .page_filters()
-            .iter()
-            .flat_map(|(_, f)| f.iter().map(|(k, _)| k.as_str()))
-            .collect();
+        let carried = |key: &str| {
+            bundle
+                .page_filters()
+                .iter()
+                .any(|(_, f)| f.iter().any(|(k, _)| k == key))
+        };
         for key in self.by_key.keys() {
-            if !carried.contains(key.as_str()) {
+            if !carried(key) {
                 let facets = facets(bundle);
                 let known: Vec<&str> = facets.iter().map(|f| f.key.as_str()).collect();
                 return Err(Error::UnknownFilter {

@@ -181,7 +181,7 @@ impl Fusion {
             }
         }
         let mut v: Vec<(u32, f32)> = scores.into_iter().collect();
-        v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::order::rank(&mut v);
         v
     }
 }

@@ -169,7 +169,7 @@ impl Keywords<'_> {
                             .copied()
                             .filter(|c| need.iter().all(|s| s.contains(c)))
                             .collect();
-                        v.sort_unstable();
+                        crate::order::sort_dedup(&mut v);
                         v
                     }
                     None => (0..self.bundle.header.chunks).collect(),
@@ -235,9 +235,7 @@ impl Keywords<'_> {
                     .take(MAX_PREFIX_CANDIDATES)
                     .filter(|&id| !ids.iter().any(|(x, _)| *x == id))
                     .collect();
-                more.sort_unstable();
-                more.dedup();
-                more.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id, want)));
+                most_used_first(&mut more, |id| lex.doc_freq(id, want));
                 ids.extend(
                     more.into_iter()
                         .take(MAX_PREFIX_TERMS)
@@ -247,9 +245,7 @@ impl Keywords<'_> {
             if ids.is_empty() && word.chars().count() >= 5 {
                 let mut typos: Vec<usize> =
                     alts.iter().flat_map(|t| lex.typo_ids(t, want)).collect();
-                typos.sort_unstable();
-                typos.dedup();
-                typos.sort_by_key(|&id| std::cmp::Reverse(lex.doc_freq(id, want)));
+                most_used_first(&mut typos, |id| lex.doc_freq(id, want));
                 ids.extend(
                     typos
                         .into_iter()
@@ -295,6 +291,17 @@ const NAME_WORDS: usize = 3;
 
 fn contains_seq(hay: &[String], needle: &[String]) -> bool {
     !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Term ids once each, the ones most chunks use first (ties: the smaller id).
+fn most_used_first(ids: &mut Vec<usize>, doc_freq: impl Fn(usize) -> usize) {
+    let clamp =
+        |n: usize| u64::try_from(n).map_or(u64::from(u32::MAX), |n| n.min(u64::from(u32::MAX)));
+    // Equal ids get equal keys, so they end up side by side for `dedup`.
+    crate::order::sort_by_key(ids, |&id| {
+        ((u64::from(u32::MAX) - clamp(doc_freq(id))) << 32) | clamp(id)
+    });
+    ids.dedup();
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod fold;
 mod fusion;
 mod keyword;
 mod model;
+mod order;
 mod query;
 mod query_table;
 mod script;

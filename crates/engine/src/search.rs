@@ -590,7 +590,7 @@ impl Engine {
             }
         }
         let mut pages: Vec<(u32, f32)> = page_scores.iter().map(|(&p, &s)| (p, s)).collect();
-        pages.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::order::rank(&mut pages);
         for &(page, _) in pages.iter().take(k) {
             if let std::collections::hash_map::Entry::Vacant(slot) = per_page.entry(page) {
                 if let Some(&best) = fused.iter().find(|&&(c, _)| page_of(c) == page) {
@@ -824,10 +824,8 @@ fn group_by_page(
         groups.entry(h.page).or_default().push(h.clone());
     }
     // A stable sort keeps best-hit order among pages that score the same.
-    order.sort_by(|a, b| {
-        let score = |p: &u32| page_scores.get(p).copied().unwrap_or(f32::MIN);
-        score(b).total_cmp(&score(a))
-    });
+    let score = |p: &u32| page_scores.get(p).copied().unwrap_or(f32::MIN);
+    crate::order::sort_by_key(&mut order, |p| crate::order::best_first(score(p), 0));
     order
         .into_iter()
         .map(|p| {

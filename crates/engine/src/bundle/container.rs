@@ -31,7 +31,7 @@ impl Bundle {
             }
         }
         let mut langs: Vec<Lang> = pages.iter().map(|p| p.lang).collect();
-        langs.sort();
+        crate::order::sort_by_key(&mut langs, |&l| l as u64);
         langs.dedup();
         let mut fp = crate::checksum::crc32_digest();
         for t in lexical.terms() {

@@ -356,18 +356,19 @@ impl VectorIndex {
             .chunks_exact(dim)
             .map(|r| r.iter().zip(query).map(|(&b, q)| b as f32 * q).sum())
             .collect();
-        let mut order: Vec<(usize, f32)> = c
+        let mut order: Vec<(u32, f32)> = c
             .coords
             .chunks_exact(c.rank(dim))
             .map(|v| v.iter().zip(&on_basis).map(|(&x, q)| x as f32 * q).sum())
             .enumerate()
+            .map(|(i, s)| (i as u32, s))
             .collect();
-        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        crate::order::rank(&mut order);
         Some(
             order
                 .into_iter()
                 .take(self.probe as usize)
-                .map(|(i, _)| i)
+                .map(|(i, _)| i as usize)
                 .collect(),
         )
     }
@@ -409,7 +410,7 @@ impl VectorIndex {
                 cosine: self.quantization.cosine_f32_raw(query, v),
             })
             .collect();
-        hits.sort_by(|a, b| b.cosine.total_cmp(&a.cosine).then(a.chunk.cmp(&b.chunk)));
+        crate::order::sort_by_key(&mut hits, |h| crate::order::best_first(h.cosine, h.chunk));
         hits.truncate(k);
         hits
     }
@@ -460,7 +461,7 @@ impl VectorIndex {
                     .map(|(&c, v)| (c, Vector(v.to_vec())))
             })
             .collect();
-        out.sort_by_key(|(c, _)| *c);
+        crate::order::sort_by_key(&mut out, |(c, _)| u64::from(*c));
         out
     }
 
