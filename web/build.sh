@@ -22,9 +22,11 @@ for variant in ui ui-intl; do
 done
 bash web/tools/wasm-opt.sh "$out"/ui/*.wasm "$out"/ui-intl/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/"
+node web/tools/minify.mjs "$out/widget.js" "$out"/ui/lantern_ui.js "$out"/ui-intl/lantern_ui.js
 bash web/tools/content-address.sh "$out/ui/lantern_ui_bg.wasm" "$out/ui/lantern_ui.js"
 bash web/tools/content-address.sh "$out/ui-intl/lantern_ui_bg.wasm" "$out/ui-intl/lantern_ui.js"
 # The service worker's cache version: a hash of the runtime it serves.
 rm -f "$out/sw.js"
 version="$(find "$out" -type f ! -name '*.br' ! -name '*.gz' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-12)"
 sed "s/__LANTERN_VERSION__/$version/" web/widget/sw.js > "$out/sw.js"
+node web/tools/minify.mjs "$out/sw.js"

@@ -27,6 +27,8 @@ bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 rm -f "$out"/embed-worker-*.js*
 cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
   web/runtime/lantern.d.ts "$out/"
+node web/tools/minify.mjs "$out"/lantern.js "$out"/embed-worker.js "$out"/fetch.js "$out"/embedder.js \
+  "$out"/pkg/*.js
 # Both wasm modules are named by their content (web/tools/content-address.sh says why); the
 # JavaScript that loads them keeps its name and is revalidated on every visit.
 bash web/tools/content-address.sh "$out/pkg/lantern_embed_wasm_bg.wasm" \

@@ -5,7 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="$root/web/tools"
-if [ ! -x "$tools/node_modules/.bin/wasm-opt" ]; then
+if [ ! -x "$tools/node_modules/.bin/wasm-opt" ] || [ ! -x "$tools/node_modules/.bin/terser" ]; then
   (cd "$tools" && npm ci --no-audit --no-fund --silent)
 fi
 cache="$root/target/wasm-opt"
