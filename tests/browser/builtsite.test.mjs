@@ -55,16 +55,23 @@ test('the JS API lists the facets and filters keyword and hybrid results', async
       const v2 = urls(lantern.searchKeyword('export chart', { filters: { version: ['2'] } }));
       let unknown = null;
       try { lantern.searchKeyword('export', { filters: { verison: '1' } }); } catch (e) { unknown = e.message; }
+      // Malformed filters are refused by name; a Map is read like an object.
+      const malformed = [{ version: 1 }, { version: ['1', 2] }, 'version=1', ['1']].map((filters) => {
+        try { lantern.searchKeyword('export', { filters }); return 'accepted'; } catch (e) { return e.message; }
+      });
+      const fromMap = urls(lantern.searchKeyword('export chart', { filters: new Map([['version', '1']]) }));
       await lantern.loadSemantic({ modelUrl: '/model/' });
       const hybrid = await lantern.search('how do I save a chart as a picture', { filters: { version: '1' } });
       const meta = lantern.searchKeyword('legacy_painter').pages[0].meta;
-      return { facets: lantern.facets, all, v1, v2, unknown, hybrid: { mode: hybrid.mode, urls: urls(hybrid) }, meta };
+      return { facets: lantern.facets, all, v1, v2, unknown, malformed, fromMap, hybrid: { mode: hybrid.mode, urls: urls(hybrid) }, meta };
     });
     assert.deepEqual(out.facets, [{ key: 'version', values: [['2', 3], ['1', 1]] }]);
     assert.ok(out.all.includes('/built/v1/guide/') && out.all.includes('/built/v2/guide/'), out.all.join());
     assert.deepEqual(out.v1, ['/built/v1/guide/']);
     assert.ok(out.v2.length > 0 && !out.v2.includes('/built/v1/guide/'), out.v2.join());
     assert.match(out.unknown, /unknown filter "verison" \(known: version\)/);
+    for (const m of out.malformed) assert.match(m, /filters must be \{ key: value or \[values\] \}/);
+    assert.deepEqual(out.fromMap, ['/built/v1/guide/']);
     assert.equal(out.hybrid.mode, 'hybrid');
     assert.deepEqual(out.hybrid.urls, ['/built/v1/guide/']);
     assert.deepEqual(out.meta, [['edition', 'Skyline 1']]);

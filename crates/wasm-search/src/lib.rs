@@ -1,12 +1,10 @@
 //! The search core for the browser: a thin wasm-bindgen layer over `lantern-engine`. It holds no
 //! search or protocol logic of its own; it only converts types.
 
-use std::collections::BTreeMap;
-
 use lantern_engine::{
     AnswerRequest, AskSession, Bundle, Engine, Filter, Manifest, Mode, QueryTable,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 /// A loaded bundle, ready to search.
@@ -142,18 +140,7 @@ impl SearchIndex {
         let filter = if filters.is_undefined() || filters.is_null() {
             Filter::default()
         } else {
-            #[derive(Deserialize)]
-            #[serde(untagged)]
-            enum Values {
-                One(String),
-                Many(Vec<String>),
-            }
-            let map: BTreeMap<String, Values> = serde_wasm_bindgen::from_value(filters)
-                .map_err(|e| js(format!("filters must be {{ key: value or [values] }}: {e}")))?;
-            map.iter().fold(Filter::default(), |f, (k, v)| match v {
-                Values::One(v) => f.with(k, v),
-                Values::Many(vs) => vs.iter().fold(f, |f, v| f.with(k, v)),
-            })
+            filter_from_js(&filters)?
         };
         let k = k.clamp(1, 100);
         let results = match vector {
@@ -197,4 +184,34 @@ fn js(e: impl std::fmt::Display) -> JsError {
 fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsError> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(js)
+}
+
+/// A page's `{ key: value or [values] }`, read field by field: serde's untagged enums would put
+/// their buffering deserializer into the module every reader downloads first.
+fn filter_from_js(filters: &JsValue) -> Result<Filter, JsError> {
+    let bad = || js("filters must be { key: value or [values] }, with string values");
+    if !filters.is_object() || js_sys::Array::is_array(filters) {
+        return Err(bad());
+    }
+    // A `Map` too (serde-wasm-bindgen writes the UI's `Filter` as one).
+    let object: js_sys::Object = match filters.dyn_ref::<js_sys::Map>() {
+        Some(map) => js_sys::Object::from_entries(map).map_err(|_| bad())?,
+        None => filters.clone().unchecked_into(),
+    };
+    let mut filter = Filter::default();
+    for entry in js_sys::Object::entries(&object).iter() {
+        let entry: js_sys::Array = entry.unchecked_into();
+        let key = entry.get(0).as_string().ok_or_else(bad)?;
+        let value = entry.get(1);
+        if let Some(v) = value.as_string() {
+            filter = filter.with(&key, &v);
+        } else if js_sys::Array::is_array(&value) {
+            for v in js_sys::Array::from(&value).iter() {
+                filter = filter.with(&key, &v.as_string().ok_or_else(bad)?);
+            }
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok(filter)
 }
