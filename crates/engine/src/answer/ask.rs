@@ -12,7 +12,7 @@ use crate::search::{Engine, Mode};
 /// How an ask ended. Serialized as `{"status": "answered", ...}` or
 /// `{"status": "abstained", ...}` for the browser.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "status",
     rename_all = "snake_case",
@@ -37,6 +37,50 @@ pub enum AskOutcome {
         /// How many times the model was called.
         model_calls: u32,
     },
+}
+
+/// The same JSON read as one flat record: a tagged enum's derived reader buffers every field
+/// before it sees the tag, code the widget's first download would carry (6 KB brotli).
+impl<'de> Deserialize<'de> for AskOutcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let fields = OutcomeFields::deserialize(d)?;
+        AskOutcome::try_from(fields).map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OutcomeFields {
+    status: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    cited: Option<Vec<u32>>,
+    passages: Vec<Passage>,
+    #[serde(default)]
+    reason: Option<Abstention>,
+    #[serde(default)]
+    model_calls: Option<u32>,
+}
+
+impl TryFrom<OutcomeFields> for AskOutcome {
+    type Error = String;
+    fn try_from(f: OutcomeFields) -> std::result::Result<Self, String> {
+        let missing = |field: &str| format!("a {:?} outcome without {field:?}", f.status);
+        match f.status.as_str() {
+            "answered" => Ok(AskOutcome::Answered {
+                text: f.text.ok_or_else(|| missing("text"))?,
+                cited: f.cited.ok_or_else(|| missing("cited"))?,
+                passages: f.passages,
+            }),
+            "abstained" => Ok(AskOutcome::Abstained {
+                reason: f.reason.ok_or_else(|| missing("reason"))?,
+                model_calls: f.model_calls.ok_or_else(|| missing("modelCalls"))?,
+                passages: f.passages,
+            }),
+            other => Err(format!("unknown outcome status {other:?}")),
+        }
+    }
 }
 
 /// One question's way through the protocol.
@@ -174,6 +218,69 @@ impl AnswerRequest {
             question: question.to_string(),
             passages,
             correction: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passage(n: u32) -> Passage {
+        Passage {
+            n,
+            chunk: n + 10,
+            url: format!("/p{n}.html#s"),
+            breadcrumb: "Page > Section".into(),
+            text: "Some text.".into(),
+        }
+    }
+
+    #[test]
+    fn outcomes_read_back_as_written() {
+        let outcomes = [
+            AskOutcome::Answered {
+                text: "It does [1].".into(),
+                cited: vec![1],
+                passages: vec![passage(1), passage(2)],
+            },
+            AskOutcome::Abstained {
+                reason: Abstention::UnverifiableCitations,
+                passages: vec![passage(1)],
+                model_calls: 2,
+            },
+            AskOutcome::Abstained {
+                reason: Abstention::NoGoodMatch,
+                passages: vec![],
+                model_calls: 0,
+            },
+        ];
+        for o in outcomes {
+            let json = serde_json::to_string(&o).unwrap();
+            assert!(json.starts_with(r#"{"status":"#), "{json}");
+            assert_eq!(
+                serde_json::from_str::<AskOutcome>(&json).unwrap(),
+                o,
+                "{json}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_outcome_missing_what_its_status_needs_is_refused() {
+        for bad in [
+            r#"{"status":"answered","passages":[],"cited":[1]}"#,
+            r#"{"status":"abstained","passages":[],"modelCalls":1}"#,
+            r#"{"status":"maybe","passages":[]}"#,
+            r#"{"text":"no status","passages":[]}"#,
+        ] {
+            let err = serde_json::from_str::<AskOutcome>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("status") || err.contains("without"),
+                "{bad}: {err}"
+            );
         }
     }
 }
