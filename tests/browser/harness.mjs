@@ -30,6 +30,11 @@ export function webRoot() {
   writeFileSync(join(dir, 'model-other', 'manifest.json'), JSON.stringify({
     ...manifest, sha256: 'f'.repeat(64), files: { model: 'absent.onnx', tokenizer: 'absent.json' },
   }));
+  // The bundle's model with a packed file outside its folder, and with none: refused too.
+  for (const [name, packed] of [['model-escape', { ...manifest.packed, file: '../model/model.pack' }], ['model-unpacked', undefined]]) {
+    mkdirSync(join(dir, name));
+    writeFileSync(join(dir, name, 'manifest.json'), JSON.stringify({ ...manifest, packed }));
+  }
   // The same model folder with one byte of the packed model flipped: refused by its sha256.
   mkdirSync(join(dir, 'model-damaged'));
   for (const f of ['model.onnx', 'tokenizer.json', 'manifest.json']) {

@@ -10,7 +10,7 @@ let server, chrome, page, webDir;
 
 before(async () => {
   webDir = webRoot();
-  server = await serve(webDir);
+  server = await serve(webDir, { watched: true });
   chrome = await browser();
   page = await chrome.newPage();
   page.on('pageerror', (e) => console.error('page error:', e.message));
@@ -93,6 +93,15 @@ test('a model other than the bundle\'s is refused from its manifest, before any 
   const err = await refusal('/model-other/');
   // The files it names do not exist: a download attempt would fail with HTTP 404 instead.
   assert.match(err, /was built with model .* but this runtime has ffffffffffff/);
+});
+
+test('the bundle\'s model is refused from its manifest, before any download, when no packed file in its folder is named', async () => {
+  // '../model/model.pack' exists: fetched, it would load; refused, it is never requested.
+  const seen = server.requests.length;
+  const escape = await refusal('/model-escape/');
+  assert.match(escape, /file name "..\/model\/model.pack" is not a plain file name/);
+  assert.match(await refusal('/model-unpacked/'), /publishes no packed model for browsers/);
+  assert.deepEqual(server.requests.slice(seen).filter((p) => p.endsWith('.pack')), []);
 });
 
 test('a damaged model file is refused by its sha256 (the browser computes it), not loaded', async () => {

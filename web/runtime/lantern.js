@@ -38,11 +38,14 @@ async function postAnswer(proxy, ask, onText) {
 
 /** A model folder's manifest.json bytes as an object, or a clear error. */
 function parseManifest(bytes) {
+  let m;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    m = JSON.parse(new TextDecoder().decode(bytes));
   } catch (err) {
     throw new Error(`model manifest: not JSON (${err.message})`);
   }
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new Error('model manifest: not a JSON object');
+  return m;
 }
 
 /** A wasm-bindgen module, imported and initialised on first use (again after a failure). */
@@ -221,7 +224,10 @@ export class Lantern {
     if (this.#asked) e.expect(this.#asked);
     this.#loading = (async () => {
       try {
-        await e.proceed(this.#index.acceptModel(parseManifest(await e.manifest)));
+        const m = parseManifest(await e.manifest);
+        const scripts = Array.isArray(m.scripts) ? m.scripts.map(String) : [];
+        const packed = typeof m.packed?.file === 'string' ? m.packed.file : undefined;
+        await e.proceed({ packedFile: this.#index.acceptModel(String(m.sha256), scripts, packed) });
       } catch (err) {
         e.terminate();
         this.#loading = null;

@@ -46,7 +46,7 @@ pub use excerpt::highlight_segments;
 pub use filter::{Facet, Filter};
 pub use fusion::{Fusion, PageScore, VectorNorm};
 pub use keyword::MAX_QUERY_TERMS;
-pub use model::{Manifest, ModelFiles, PackSpec, PackedFile, MANIFEST_FILE};
+pub use model::{check_file_name, Manifest, ModelFiles, PackSpec, PackedFile, MANIFEST_FILE};
 pub use query_table::{QueryTable, QUERY_TABLE_SUFFIX, QUERY_TABLE_VERSION};
 pub use script::Script;
 pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal};

@@ -132,14 +132,7 @@ impl Manifest {
             .into_iter()
             .chain(packed_file)
         {
-            let plain = !name.is_empty()
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-                && !name.starts_with('.');
-            if !plain {
-                return bad(format!("file name {name:?} is not a plain file name"));
-            }
+            check_file_name(name)?;
         }
         if let Some(p) = &self.packed {
             if !p.spec.is_supported() {
@@ -172,6 +165,22 @@ impl Manifest {
         }
         m
     }
+}
+
+/// Refuses a model file name that is not a plain name within the model folder (no path, no
+/// leading dot): the files are fetched relative to the manifest.
+pub fn check_file_name(name: &str) -> Result<()> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        && !name.starts_with('.');
+    if !plain {
+        return Err(Error::Manifest(format!(
+            "file name {name:?} is not a plain file name"
+        )));
+    }
+    Ok(())
 }
 
 /// How a model is packed: bits per weight and values per scale.

@@ -253,8 +253,15 @@ impl Engine {
     /// ([`crate::Error::ModelMismatch`] otherwise), and takes from its manifest what search
     /// needs to know about it: the scripts it reads.
     pub fn accept_model(&mut self, manifest: &Manifest) -> Result<(), Error> {
-        self.bundle.check_model(&manifest.sha256)?;
-        self.model_scripts = manifest.scripts.clone();
+        self.accept_model_facts(&manifest.sha256, manifest.scripts.clone())
+    }
+
+    /// [`Engine::accept_model`] from the two facts search reads of a manifest: the model's
+    /// sha256 and the scripts it reads. A browser's page passes them, while the worker that
+    /// builds the model reads and checks the whole manifest.
+    pub fn accept_model_facts(&mut self, sha256: &str, scripts: Vec<Script>) -> Result<(), Error> {
+        self.bundle.check_model(sha256)?;
+        self.model_scripts = scripts;
         Ok(())
     }
 

@@ -1,11 +1,36 @@
 //! The search core for the browser: a thin wasm-bindgen layer over `lantern-engine`. It holds no
 //! search or protocol logic of its own; it only converts types.
 
+use std::cell::RefCell;
+
 use lantern_engine::{
-    AnswerRequest, AskSession, Bundle, Engine, Filter, Manifest, Mode, QueryTable,
+    check_file_name, AnswerRequest, AskSession, Bundle, Engine, Filter, Mode, QueryTable, Results,
+    Script,
 };
-use serde::Serialize;
+use serde::de::value::{Error as ValueError, StrDeserializer};
+use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
+
+thread_local! {
+    /// The results `search` returned lately, with the objects it returned them as (a few:
+    /// searches in flight can finish in any order).
+    static RECENT_RESULTS: RefCell<Vec<(JsValue, Results)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Results kept for [`results_of`].
+const RECENT_KEPT: usize = 8;
+
+/// Takes the results behind `object`, one `search` returned lately, for Rust code linked into
+/// this module (the widget's UI): it gets them as they are instead of reading the object back,
+/// so no reader for every result type is in the module a reader downloads first.
+pub fn results_of(object: &JsValue) -> Option<Results> {
+    RECENT_RESULTS.with_borrow_mut(|recent| {
+        let at = recent
+            .iter()
+            .position(|(o, _)| js_sys::Object::is(o, object))?;
+        Some(recent.remove(at).1)
+    })
+}
 
 /// A loaded bundle, ready to search.
 #[wasm_bindgen]
@@ -22,14 +47,6 @@ struct Info {
     pages: u32,
     chunks: u32,
     abstain_cosine: f32,
-}
-
-/// The files of an accepted model that browsers fetch.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ModelFilesJs {
-    packed_file: String,
-    tokenizer_file: String,
 }
 
 #[wasm_bindgen]
@@ -103,25 +120,34 @@ impl SearchIndex {
         self.engine.has_query_table()
     }
 
-    /// Accepts a model folder's manifest (manifest.json, parsed by the caller) if its model is
-    /// the one the bundle was built with (else throws): the files browsers fetch, relative to
-    /// the manifest, as `{ packedFile, tokenizerFile }`. Checked before any model byte is
-    /// downloaded. Parsed in JavaScript so that no JSON reader is in this module.
+    /// Accepts a model folder's model if it is the one the bundle was built with (else
+    /// throws), from what the page read of its manifest.json: `sha256`, `scripts` and the
+    /// packed model's file name, returned once checked to be a plain name in the folder.
+    /// Checked before any model byte is downloaded; the worker that builds the model reads
+    /// and checks the whole manifest (so neither a JSON reader nor the manifest's reader is
+    /// in this module).
     #[wasm_bindgen(js_name = acceptModel)]
-    pub fn accept_model(&mut self, manifest: JsValue) -> Result<JsValue, JsError> {
-        let m: Manifest = serde_wasm_bindgen::from_value(manifest)
+    pub fn accept_model(
+        &mut self,
+        sha256: &str,
+        scripts: Vec<String>,
+        packed_file: Option<String>,
+    ) -> Result<String, JsError> {
+        let scripts = scripts
+            .iter()
+            .map(|s| Script::deserialize(StrDeserializer::<ValueError>::new(s)))
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| js(format!("model manifest: {e}")))?;
-        m.validate().map_err(js)?;
-        self.engine.accept_model(&m).map_err(js)?;
-        let Some(packed) = m.packed else {
+        self.engine
+            .accept_model_facts(sha256, scripts)
+            .map_err(js)?;
+        let Some(packed) = packed_file else {
             return Err(JsError::new(
                 "the model folder publishes no packed model for browsers (prepare it with `lantern prepare-model`)",
             ));
         };
-        to_js(&ModelFilesJs {
-            packed_file: packed.file,
-            tokenizer_file: m.files.tokenizer,
-        })
+        check_file_name(&packed).map_err(js)?;
+        Ok(packed)
     }
 
     /// Searches. `mode` is "hybrid", "vector" (or "semantic") or "keyword"; without `vector`
@@ -151,7 +177,15 @@ impl SearchIndex {
                 .engine
                 .search_filtered(query, v.as_deref(), mode, k, &filter),
         };
-        to_js(&results.map_err(js)?)
+        let results = results.map_err(js)?;
+        let object = to_js(&results)?;
+        RECENT_RESULTS.with_borrow_mut(|recent| {
+            if recent.len() == RECENT_KEPT {
+                recent.remove(0);
+            }
+            recent.push((object.clone(), results));
+        });
+        Ok(object)
     }
 
     /// The site's filters: `[{ key, values: [[value, pages], ...] }]`.

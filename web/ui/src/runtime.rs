@@ -155,5 +155,8 @@ pub async fn search(
     if v.is_null() {
         return Ok(None);
     }
-    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+    // The runtime hands back what the search core linked into this module returned.
+    lantern_search_wasm::results_of(&v)
+        .map(Some)
+        .ok_or_else(|| "the runtime's results do not come from this module's search core".into())
 }

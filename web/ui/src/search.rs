@@ -95,8 +95,9 @@ impl Ctx {
                     self.want_meaning_after_pause();
                 }
             }
-            Ok(_) => {}
-            Err(e) => self.stage.set(Stage::Failed(e)),
+            // A superseded search's failure is not the reader's concern: a newer one runs.
+            Err(e) if self.seq.get_value() == n => self.stage.set(Stage::Failed(e)),
+            _ => {}
         }
     }
 
