@@ -71,6 +71,8 @@ test('the query table gives approximate hybrid results before the model, as nati
     const native = JSON.parse(cli('query', 'out/site.lantern', q, '--json', '-k', '10', '--query-encoder', 'table'));
     assert.equal(native.approximate, true, q);
     assert.deepEqual(r.hits.map((h) => h.chunk), native.hits.map((h) => h.chunk), q);
+    // The table's similarities are calibrated alike, so "no good match" agrees too.
+    assert.equal(r.noGoodMatch, native.noGoodMatch, q);
   }
   assert.equal(web.out.keyword.approximate, false, 'keyword mode is never approximate');
   // No table, or a damaged one: keyword results, no error.

@@ -8,6 +8,11 @@
 //! Rows are 4-bit with one scale each (two values a byte), the basis int8: a low rank and few
 //! bits keep the file small, as every reader who searches fetches it.
 //!
+//! A table's cosines run lower than the model's (its vectors are approximations), so each table
+//! carries a calibration fitted at build time: the quantiles of the table's best cosines
+//! against the bundle's vectors, matched to the model's on the same texts. Search maps every
+//! cosine the table gives through it, so fusion and "no good match" see the model's scale.
+//!
 //! File layout (integers little-endian):
 //!
 //! ```text
@@ -20,12 +25,16 @@ use crate::error::{Error, Result};
 
 const MAGIC: [u8; 8] = *b"LANTERNQ";
 /// The query-table format this build reads and writes.
-pub const QUERY_TABLE_VERSION: u32 = 2;
+pub const QUERY_TABLE_VERSION: u32 = 3;
 const PREFIX_LEN: usize = 8 + 4 + 8 + 4;
 /// Appended to a bundle's file name to name its query table: `site.lantern.query`.
 pub const QUERY_TABLE_SUFFIX: &str = ".query";
 /// Largest rank accepted from a file: a damaged one cannot ask for absurd allocations.
 const MAX_RANK: u32 = 1024;
+/// Knots of the cosine calibration at most (the fit writes [`CALIBRATION_KNOTS`]).
+const MAX_KNOTS: usize = 256;
+/// Knots the fit writes: quantiles 0, 1/16, ..., 1.
+pub const CALIBRATION_KNOTS: usize = 17;
 
 /// A static query encoder for one bundle (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +53,9 @@ pub struct QueryTable {
     /// `terms` rows of `rank` 4-bit values from -7 to 7, stored plus 8, two a byte (the first
     /// in the low half); each row starts on a byte.
     rows: Vec<u8>,
+    /// `(table cosine, model cosine)` knots, both increasing: the piecewise-linear map from
+    /// the table's cosines to the model's scale. Empty: cosines are taken as they are.
+    calibration: Vec<(f32, f32)>,
 }
 
 impl QueryTable {
@@ -78,7 +90,60 @@ impl QueryTable {
             basis_scales,
             scales,
             rows: q,
+            calibration: Vec::new(),
         })
+    }
+
+    /// Sets the calibration from paired samples of cosines, the table's and the model's on
+    /// the same texts (see the module docs): their quantiles are matched, so the map is
+    /// increasing whatever the samples. Fewer than two samples leave cosines as they are.
+    pub fn calibrate(&mut self, table: &[f32], model: &[f32]) {
+        let finite = |v: &[f32]| {
+            let mut v: Vec<f32> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            v.sort_by(f32::total_cmp);
+            v
+        };
+        let (t, m) = (finite(table), finite(model));
+        if t.len() < 2 || m.len() < 2 {
+            self.calibration.clear();
+            return;
+        }
+        let at = |v: &[f32], q: f32| v[((v.len() - 1) as f32 * q).round() as usize];
+        let mut knots: Vec<(f32, f32)> = Vec::with_capacity(CALIBRATION_KNOTS);
+        for i in 0..CALIBRATION_KNOTS {
+            let q = i as f32 / (CALIBRATION_KNOTS - 1) as f32;
+            let knot = (at(&t, q), at(&m, q));
+            // Equal table cosines would make a step: keep the first.
+            if knots.last().is_none_or(|k| knot.0 > k.0) {
+                knots.push((knot.0, knot.1.max(knots.last().map_or(f32::MIN, |k| k.1))));
+            }
+        }
+        self.calibration = if knots.len() >= 2 { knots } else { Vec::new() };
+    }
+
+    /// The calibration's `(table cosine, model cosine)` knots, increasing (empty without one).
+    pub fn calibration(&self) -> &[(f32, f32)] {
+        &self.calibration
+    }
+
+    /// Whether [`QueryTable::calibrate`] gave the table a map to the model's scale.
+    pub fn is_calibrated(&self) -> bool {
+        self.calibration.len() >= 2
+    }
+
+    /// A cosine from this table's vectors on the model's scale (see the module docs). Beyond
+    /// the knots, the nearest segment's slope carries on.
+    pub fn calibrated(&self, cosine: f32) -> f32 {
+        let k = &self.calibration;
+        if k.len() < 2 || !cosine.is_finite() {
+            return cosine;
+        }
+        let i = k
+            .partition_point(|&(t, _)| t < cosine)
+            .clamp(1, k.len() - 1);
+        let ((t0, m0), (t1, m1)) = (k[i - 1], k[i]);
+        let slope = if t1 > t0 { (m1 - m0) / (t1 - t0) } else { 0.0 };
+        (m0 + (cosine - t0) * slope).clamp(-1.0, 1.0)
     }
 
     /// Rank of the table (values per term).
@@ -212,7 +277,16 @@ impl QueryTable {
                 .basis_scales
                 .iter()
                 .chain(&self.scales)
-                .all(|x| x.is_finite());
+                .all(|x| x.is_finite())
+            && self.calibration.len() <= MAX_KNOTS
+            && self
+                .calibration
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+            && self
+                .calibration
+                .iter()
+                .all(|(t, m)| t.is_finite() && m.is_finite());
         if ok {
             Ok(())
         } else {
@@ -313,6 +387,33 @@ mod tests {
         }
         let back = QueryTable::from_bytes(&t.to_bytes().unwrap()).unwrap();
         assert_eq!(back, t);
+    }
+
+    #[test]
+    fn calibration_matches_quantiles_and_stays_increasing() {
+        let mut t = table();
+        // Uncalibrated: cosines as they are.
+        assert_eq!(t.calibrated(0.3), 0.3);
+        // The table's cosines are the model's halved: the map doubles them.
+        let model: Vec<f32> = (0..100).map(|i| i as f32 / 100.0).collect();
+        let table: Vec<f32> = model.iter().map(|m| m / 2.0).collect();
+        t.calibrate(&table, &model);
+        for x in [0.05f32, 0.2, 0.45] {
+            assert!((t.calibrated(x) - 2.0 * x).abs() < 0.02, "{x}");
+        }
+        // Beyond the samples the slope carries on, clamped to a cosine's range.
+        assert!((t.calibrated(-0.1) + 0.2).abs() < 0.02);
+        assert_eq!(t.calibrated(0.9), 1.0);
+        // Unpaired, unordered, constant samples still give an increasing map.
+        t.calibrate(&[0.5, 0.1, 0.5, 0.5, f32::NAN], &[0.9, 0.2, 0.1, 0.4, 0.3]);
+        let ys: Vec<f32> = (0..20).map(|i| t.calibrated(i as f32 / 20.0)).collect();
+        assert!(ys.windows(2).all(|w| w[0] <= w[1]), "{ys:?}");
+        let back = QueryTable::from_bytes(&t.to_bytes().unwrap()).unwrap();
+        assert_eq!(back, t);
+        // A damaged calibration (knots out of order) is refused.
+        t.calibration = vec![(0.5, 0.1), (0.2, 0.3)];
+        let err = QueryTable::from_bytes(&t.to_bytes().unwrap()).unwrap_err();
+        assert!(err.to_string().contains("inconsistent"), "{err}");
     }
 
     #[test]

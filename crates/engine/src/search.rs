@@ -392,6 +392,19 @@ impl Engine {
         k: usize,
         filter: &Filter,
     ) -> Result<Results, Error> {
+        self.search_table_with(text, mode, k, filter, (self.fusion, self.page_score))
+    }
+
+    /// [`Engine::search_table`] with another fusion than the engine's (evaluation compares
+    /// them).
+    pub fn search_table_with(
+        &self,
+        text: &str,
+        mode: Mode,
+        k: usize,
+        filter: &Filter,
+        fusion: (Fusion, PageScore),
+    ) -> Result<Results, Error> {
         let vector = self.table_vector(text);
         let pages = if filter.is_empty() {
             None
@@ -407,9 +420,16 @@ impl Engine {
             }),
             mode,
             k,
-            (self.fusion, self.page_score),
+            fusion,
             scope,
         ))
+    }
+
+    /// The `k` best cosines a vector search of the whole bundle finds for `query_vector`,
+    /// best first, as the model gives them: what a query table is calibrated on.
+    pub fn best_cosines(&self, query_vector: &[f32], k: usize) -> Vec<f32> {
+        let (hits, _) = self.vector(query_vector, k, None, &Want::default());
+        hits.iter().map(|h| h.cosine).collect()
     }
 
     fn run(
@@ -437,7 +457,11 @@ impl Engine {
         // What a split bundle lacks is collected on the way; the search stops at the first
         // step that lacks something and names it.
         let want = Want::default();
-        let (dense, probes) = match (mode, query_vector) {
+        // A query table's cosines on the model's scale (query_table.rs), so that fusion and
+        // "no good match" weigh them as they weigh the model's.
+        let table = self.query_table.as_ref().filter(|_| approximate);
+        let on_scale = |cos: f32| table.map_or(cos, |t| t.calibrated(cos));
+        let (mut dense, probes) = match (mode, query_vector) {
             (Mode::Keyword, _) | (_, None) => (Vec::new(), Vec::new()),
             (_, Some(q)) => match scope {
                 Scope::All => self.vector(q, FUSION_DEPTH.max(k), None, &want),
@@ -453,6 +477,7 @@ impl Engine {
         if !want.is_empty() {
             return self.incomplete(mode, &want);
         }
+        dense.iter_mut().for_each(|h| h.cosine = on_scale(h.cosine));
         let best_cosine = dense.first().map(|h| h.cosine);
 
         let signals = |list: &mut dyn Iterator<Item = (u32, f32)>| -> HashMap<u32, Signal> {
@@ -474,7 +499,7 @@ impl Engine {
                 .filter(|(c, _)| !vs.contains_key(c))
                 // Only the partitions the query read: the same query ranks the same whatever
                 // else a reader's browser has loaded.
-                .filter_map(|&(c, _)| Some((c, vectors.cosine_in(q, &probes, c)?)))
+                .filter_map(|&(c, _)| Some((c, on_scale(vectors.cosine_in(q, &probes, c)?))))
                 .collect(),
             _ => HashMap::new(),
         };
@@ -532,10 +557,11 @@ impl Engine {
         // A question the model cannot read gets cosines that measure nothing: only its words
         // can vouch for the results.
         let unread_script = best_cosine.is_some() && mostly_unread(text, &self.model_scripts);
-        let no_good_match = match (approximate, unread_script, mode) {
+        let uncalibrated = table.is_some_and(|t| !t.is_calibrated());
+        let no_good_match = match (uncalibrated, unread_script, mode) {
             (_, true, Mode::Vector) => true,
             (_, true, _) => keyword.is_empty(),
-            // The table's cosines are not calibrated like the model's.
+            // A table without a calibration gives cosines on a scale of its own.
             (true, _, Mode::Vector) => dense.is_empty(),
             (true, _, _) => keyword.is_empty(),
             (false, false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),

@@ -408,6 +408,12 @@ impl std::fmt::Display for BuildReport {
                 "\n  query table: {} terms x {} fitted on {} texts (ridge {}, held-out cosine {:.3})",
                 q.terms, q.rank, q.texts, q.ridge, q.held_out_cosine
             )?;
+            if let Some((table, model)) = q.median_cosines {
+                write!(
+                    f,
+                    "; its cosines calibrated to the model's ({table:.3} -> {model:.3} at the median)"
+                )?;
+            }
         }
         Ok(())
     }

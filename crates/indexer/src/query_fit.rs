@@ -24,6 +24,10 @@ const MAX_WORDS: usize = 24;
 /// Ridge weights tried, relative to the mean diagonal of the normal matrix.
 const RIDGES: [f32; 5] = [0.03, 0.1, 0.3, 1.0, 3.0];
 const CG_ITERATIONS: usize = 60;
+/// Held-out texts the cosine calibration is measured on, and the best cosines taken from each
+/// (fusion weighs the first few dozen vector hits; "no good match" the best).
+const CALIBRATION_TEXTS: usize = 2_000;
+const CALIBRATION_DEPTH: usize = 10;
 
 /// A text's index terms with their pooling weights.
 type WeightedTerms = Vec<(usize, f32)>;
@@ -41,6 +45,9 @@ pub struct FitReport {
     pub ridge: f32,
     /// Mean cosine between the table's and the model's vectors on the held-out texts.
     pub held_out_cosine: f32,
+    /// The calibration's middle knot: the median of the table's ten best cosines per
+    /// held-out text, and of the model's.
+    pub median_cosines: Option<(f32, f32)>,
 }
 
 /// Short texts to fit on, cut from chunk text and headings. Deterministic.
@@ -204,7 +211,25 @@ pub fn fit(
     // Refit on every text with the chosen weight.
     let all: Vec<usize> = (0..samples.len()).collect();
     let rows = solve(&xs, &z, &all, &prior, rank, ridge);
-    let table = QueryTable::new(engine.terms_fingerprint(), &rows, &basis, rank, dim)?;
+    let mut table = QueryTable::new(engine.terms_fingerprint(), &rows, &basis, rank, dim)?;
+    // The calibration: the best cosines the table's vectors find against the bundle, matched
+    // to the model's on the same held-out texts.
+    let step = (held.len() / CALIBRATION_TEXTS).max(1);
+    let pairs: Vec<(Vec<f32>, Vec<f32>)> = held
+        .par_iter()
+        .step_by(step)
+        .filter_map(|&i| {
+            let v = table.encode(xs[i])?;
+            Some((
+                engine.best_cosines(&v, CALIBRATION_DEPTH),
+                engine.best_cosines(samples[i].1, CALIBRATION_DEPTH),
+            ))
+        })
+        .collect();
+    let (table_cos, model_cos): (Vec<Vec<f32>>, Vec<Vec<f32>>) = pairs.into_iter().unzip();
+    table.calibrate(&table_cos.concat(), &model_cos.concat());
+    let knots = table.calibration();
+    let median_cosines = knots.get(knots.len() / 2).copied();
     Ok((
         table,
         FitReport {
@@ -213,6 +238,7 @@ pub fn fit(
             rank,
             ridge,
             held_out_cosine,
+            median_cosines,
         },
     ))
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use lantern_engine::{Engine, Fusion, Mode, PageScore};
+use lantern_engine::{Engine, Filter, Fusion, Mode, PageScore};
 
 use crate::searcher::{QueryEncoder, Searcher};
 
@@ -209,11 +209,13 @@ pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec
         .collect()
 }
 
-/// One question searched in one mode with one fusion.
+/// One question searched in one mode with one fusion, its query embedded by `encoder` as
+/// readers' browsers embed it: `vector` is the model's; the query table's is made from the
+/// text, its cosines calibrated (`Engine::search_table_with`).
 pub fn outcome(
     engine: &Engine,
     q: &Question,
-    vector: &[f32],
+    (vector, encoder): (&[f32], QueryEncoder),
     mode: Mode,
     fusion: (Fusion, PageScore),
 ) -> Outcome {
@@ -225,7 +227,12 @@ pub fn outcome(
             .map_or("", |p| p.source.as_str())
     };
     let t = Instant::now();
-    let r = engine.search_with(&q.query, Some(vector), mode, 10, fusion);
+    let r = match encoder {
+        QueryEncoder::Table => engine
+            .search_table_with(&q.query, mode, 10, &Filter::default(), fusion)
+            .unwrap_or_else(|_| engine.search_with(&q.query, None, Mode::Keyword, 10, fusion)),
+        QueryEncoder::Model => engine.search_with(&q.query, Some(vector), mode, 10, fusion),
+    };
     let ms = t.elapsed().as_secs_f64() * 1000.0;
     let page_rank = r
         .pages
@@ -276,7 +283,7 @@ pub fn run(
     let mut by_arm: BTreeMap<&'static str, Vec<Outcome>> = BTreeMap::new();
     for (q, (vector, embed_ms)) in questions.iter().zip(&vectors) {
         for (name, mode, fusion) in arms(engine) {
-            let mut o = outcome(engine, q, vector, mode, fusion);
+            let mut o = outcome(engine, q, (vector, searcher.encoder()), mode, fusion);
             if mode != Mode::Keyword {
                 o.ms += embed_ms;
             }

@@ -127,7 +127,15 @@ impl Loaded {
         self.questions
             .iter()
             .zip(&self.vectors)
-            .map(|(q, (v, _))| outcome(self.searcher.engine(), q, v, mode, fusion))
+            .map(|(q, (v, _))| {
+                outcome(
+                    self.searcher.engine(),
+                    q,
+                    (v, self.searcher.encoder()),
+                    mode,
+                    fusion,
+                )
+            })
             .collect()
     }
 }

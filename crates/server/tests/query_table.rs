@@ -89,6 +89,30 @@ fn the_table_finds_the_sections_the_model_finds() {
 }
 
 #[test]
+fn the_tables_cosines_are_put_on_the_models_scale() {
+    // Fusion and "no good match" read cosines as the model gives them: the build calibrates
+    // the table on its site's texts, and the table's search reports every cosine through it.
+    let e = engine_with_table();
+    let b = built();
+    let t = QueryTable::from_bytes(&std::fs::read(&b.table).unwrap()).unwrap();
+    assert!(t.is_calibrated(), "{:?}", t.calibration());
+    for q in [
+        "upgrade to the newest release",
+        "delete the cache and start from scratch",
+        "requests cancelled after thirty seconds",
+    ] {
+        let raw = e.best_cosines(&e.table_vector(q).unwrap(), 1)[0];
+        let r = e
+            .search_table(q, Mode::Vector, 5, &Filter::default())
+            .unwrap();
+        let reported = r.best_cosine.unwrap();
+        assert!(r.approximate && (reported - t.calibrated(raw)).abs() < 1e-6);
+        assert_ne!(reported, raw, "{q}");
+        assert_eq!(r.hits[0].vector.unwrap().score, reported);
+    }
+}
+
+#[test]
 fn approximate_search_is_hybrid_and_says_so() {
     let e = engine_with_table();
     let r = e
