@@ -86,21 +86,34 @@ impl Linear {
         debug_assert_eq!(x.k, self.k);
         let t = x.tokens;
         let mut out = vec![0f32; t * self.n];
-        for p in 0..self.n / COLS {
-            let panel = &self.panels[p * self.k * COLS..(p + 1) * self.k * COLS];
+        let panels = self.n / COLS;
+        let panel = |p: usize| &self.panels[p * self.k * COLS..(p + 1) * self.k * COLS];
+        let mut write = |p: usize, t0: usize, sums: &[[f32; COLS]; TOKENS]| {
+            for (i, row) in sums.iter().enumerate().take(t - t0) {
+                let tok = t0 + i;
+                let s = x.scales[tok];
+                for (c, &acc) in row.iter().enumerate() {
+                    let col = p * COLS + c;
+                    out[tok * self.n + col] = acc * s * self.scale[col] + self.bias[col];
+                }
+            }
+        };
+        // Two panels at a time where a kernel computes them together (AVX-512 VNNI).
+        let mut p = 0;
+        while p < panels {
+            let two = p + 1 < panels;
             let mut t0 = 0;
             while t0 < t {
-                let sums = kernel::block_sums(panel, x, t0, self.k / 2);
-                for (i, row) in sums.iter().enumerate().take(t - t0) {
-                    let tok = t0 + i;
-                    let s = x.scales[tok];
-                    for (c, &acc) in row.iter().enumerate() {
-                        let col = p * COLS + c;
-                        out[tok * self.n + col] = acc * s * self.scale[col] + self.bias[col];
-                    }
+                if two {
+                    let [a, b] = kernel::block_sums_2([panel(p), panel(p + 1)], x, t0, self.k / 2);
+                    write(p, t0, &a);
+                    write(p + 1, t0, &b);
+                } else {
+                    write(p, t0, &kernel::block_sums(panel(p), x, t0, self.k / 2));
                 }
                 t0 += TOKENS;
             }
+            p += if two { 2 } else { 1 };
         }
         out
     }
@@ -191,6 +204,21 @@ macro_rules! simd_kernel {
     };
 }
 
+/// `block_sums_2` for a kernel that computes one panel at a time.
+#[cfg(not(target_arch = "x86_64"))]
+macro_rules! one_panel_at_a_time {
+    () => {
+        pub(crate) fn block_sums_2(
+            panels: [&[i16]; 2],
+            x: &Quantized,
+            t0: usize,
+            pairs: usize,
+        ) -> [[[f32; COLS]; TOKENS]; 2] {
+            panels.map(|p| block_sums(p, x, t0, pairs))
+        }
+    };
+}
+
 /// `i32x4.dot_i16x8_s`: eight products an instruction.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod kernel {
@@ -214,15 +242,37 @@ mod kernel {
         f32x4_add,
         f32x4_convert_i32x4
     );
+    one_panel_at_a_time!();
 }
 
 /// x86-64: AVX2 where the processor has it (one `vpmaddwd` takes a pair of inputs for all
 /// eight columns: twice SSE2's products an instruction), else SSE2, which every x86-64 has.
 /// `pmaddwd` is the same pairwise product as `i32x4.dot_i16x8_s`, and each 128-bit half of the
 /// AVX2 one is SSE2's, so every path gives the same exact block sums and the same floats.
+/// With AVX-512 VNNI, two panels at a time: `vpdpwssd` adds the same pairwise products to
+/// sixteen i32 sums in one instruction (exact integers again, so the same floats).
 #[cfg(target_arch = "x86_64")]
 mod kernel {
     use super::{Quantized, COLS, TOKENS};
+
+    pub(super) fn vnni() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    }
+
+    pub(super) fn block_sums_2(
+        panels: [&[i16]; 2],
+        x: &Quantized,
+        t0: usize,
+        pairs: usize,
+    ) -> [[[f32; COLS]; TOKENS]; 2] {
+        if vnni() {
+            // SAFETY: the processor has AVX-512F and VNNI, checked above.
+            unsafe { vnni::block_sums_2(panels, x, t0, pairs) }
+        } else {
+            panels.map(|p| block_sums(p, x, t0, pairs))
+        }
+    }
 
     pub(super) fn block_sums(
         panel: &[i16],
@@ -308,6 +358,67 @@ mod kernel {
             out
         }
     }
+
+    pub(super) mod vnni {
+        use super::super::{Quantized, BLOCK_PAIRS, COLS, TOKENS};
+        use core::arch::x86_64::*;
+
+        /// As the AVX2 kernel for two panels, their sixteen columns in one 512-bit register
+        /// (the first panel's in the low half).
+        ///
+        /// # Safety
+        /// The processor must have AVX-512F and AVX-512 VNNI.
+        #[target_feature(enable = "avx512f,avx512vnni")]
+        pub(crate) unsafe fn block_sums_2(
+            panels: [&[i16]; 2],
+            x: &Quantized,
+            t0: usize,
+            pairs: usize,
+        ) -> [[[f32; COLS]; TOKENS]; 2] {
+            let [pa, pb] = panels;
+            assert!(
+                pa.len() >= pairs * 2 * COLS
+                    && pb.len() >= pairs * 2 * COLS
+                    && x.pairs.len() >= (t0 + TOKENS) * pairs
+            );
+            let mut f = [_mm512_setzero_ps(); TOKENS];
+            let mut j0 = 0;
+            while j0 < pairs {
+                let end = (j0 + BLOCK_PAIRS).min(pairs);
+                let mut acc = [_mm512_setzero_si512(); TOKENS];
+                for j in j0..end {
+                    // SAFETY: within both panels, as asserted above.
+                    let w = unsafe {
+                        let lo =
+                            _mm256_loadu_si256(pa.as_ptr().add(j * 2 * COLS) as *const __m256i);
+                        let hi =
+                            _mm256_loadu_si256(pb.as_ptr().add(j * 2 * COLS) as *const __m256i);
+                        _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+                    };
+                    for (t, a) in acc.iter_mut().enumerate() {
+                        // SAFETY: within the activations, as asserted above.
+                        let v = _mm512_set1_epi32(unsafe {
+                            *x.pairs.get_unchecked((t0 + t) * pairs + j)
+                        });
+                        *a = _mm512_dpwssd_epi32(*a, v, w);
+                    }
+                }
+                for (fv, a) in f.iter_mut().zip(acc) {
+                    *fv = _mm512_add_ps(*fv, _mm512_cvtepi32_ps(a));
+                }
+                j0 = end;
+            }
+            let mut out = [[[0f32; COLS]; TOKENS]; 2];
+            for (t, v) in f.iter().enumerate() {
+                let mut row = [0f32; 2 * COLS];
+                // SAFETY: the row holds sixteen floats.
+                unsafe { _mm512_storeu_ps(row.as_mut_ptr(), *v) };
+                out[0][t].copy_from_slice(&row[..COLS]);
+                out[1][t].copy_from_slice(&row[COLS..]);
+            }
+            out
+        }
+    }
 }
 
 /// The kernel in plain integers and floats: where no SIMD one is, and the tests' reference.
@@ -358,7 +469,11 @@ mod portable {
     all(target_arch = "wasm32", target_feature = "simd128"),
     target_arch = "x86_64"
 )))]
-use portable as kernel;
+mod kernel {
+    pub(super) use super::portable::block_sums;
+    use super::{Quantized, COLS, TOKENS};
+    one_panel_at_a_time!();
+}
 
 #[cfg(test)]
 mod tests {
@@ -426,6 +541,18 @@ mod tests {
                     reference,
                 );
             }
+        }
+        // Two panels together (AVX-512 VNNI where the processor has it): each as alone.
+        let other: Vec<i16> = panel.iter().rev().copied().collect();
+        let [a, b] = kernel::block_sums_2([&panel, &other], &q, 0, pairs);
+        same(a, reference);
+        same(b, portable::block_sums(&other, &q, 0, pairs));
+        #[cfg(target_arch = "x86_64")]
+        if kernel::vnni() {
+            // SAFETY: the processor has AVX-512F and VNNI.
+            let [a, b] = unsafe { kernel::vnni::block_sums_2([&panel, &other], &q, 0, pairs) };
+            same(a, reference);
+            same(b, portable::block_sums(&other, &q, 0, pairs));
         }
     }
 
