@@ -158,23 +158,50 @@ impl Embedder {
         Ok(v)
     }
 
+    /// Unit-length embeddings of `texts`, run through the encoder together: the same vectors,
+    /// bit for bit, as [`Embedder::embed`] of each, in a fraction of the time for short texts
+    /// (the layers' weights are read once for all of them).
+    pub fn embed_many(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut vectors = self.embed_raw_many(texts)?;
+        vectors.iter_mut().for_each(|v| l2_normalize(v));
+        Ok(vectors)
+    }
+
     /// Mean-pooled, not yet normalized.
     fn embed_raw(&self, text: &str) -> Result<Vec<f32>> {
-        let enc = self.tokenizer.encode(text, true).map_err(tok_err)?;
-        // With batch 1 and no padding every token counts in the mean.
-        if enc.get_attention_mask().contains(&0) {
-            return Err(Error::Model("the tokenizer padded a single text".into()));
+        Ok(self.embed_raw_many(&[text])?.remove(0))
+    }
+
+    fn embed_raw_many(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut encodings = Vec::with_capacity(texts.len());
+        for text in texts {
+            let enc = self.tokenizer.encode(*text, true).map_err(tok_err)?;
+            // Each text alone, unpadded: every token counts in its mean.
+            if enc.get_attention_mask().contains(&0) {
+                return Err(Error::Model("the tokenizer padded a single text".into()));
+            }
+            let rows = self.words.lookup(enc.get_ids())?;
+            encodings.push((rows, enc));
         }
-        let rows = self.words.lookup(enc.get_ids())?;
-        let hidden = self.encoder.run(&rows, enc.get_type_ids())?;
-        if hidden.len() != enc.get_ids().len() * self.dim {
-            return Err(Error::Model(format!(
-                "the encoder gave {} values for {} tokens",
-                hidden.len(),
-                enc.get_ids().len()
-            )));
-        }
-        Ok(mean_pool(&hidden, self.dim))
+        let seqs: Vec<(&[f32], &[u32])> = encodings
+            .iter()
+            .map(|(rows, enc)| (rows.as_slice(), enc.get_type_ids()))
+            .collect();
+        let hidden = self.encoder.run_many(&seqs)?;
+        hidden
+            .iter()
+            .zip(&encodings)
+            .map(|(states, (_, enc))| {
+                if states.len() != enc.get_ids().len() * self.dim {
+                    return Err(Error::Model(format!(
+                        "the encoder gave {} values for {} tokens",
+                        states.len(),
+                        enc.get_ids().len()
+                    )));
+                }
+                Ok(mean_pool(states, self.dim))
+            })
+            .collect()
     }
 }
 

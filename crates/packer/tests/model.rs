@@ -151,6 +151,28 @@ fn embeddings_are_unit_length_and_meaningful() {
 }
 
 #[test]
+fn texts_embedded_together_are_the_same_bits_as_alone() {
+    // Batches of texts of every length, a truncated one and a one-word one among them.
+    let e = &loaded().embedder;
+    let long = "word ".repeat(400);
+    let texts = [
+        "how do I install the tool",
+        "x",
+        long.as_str(),
+        "Installation: run the installer to set up the command, then restart the shell.",
+        "The cat slept on a warm windowsill all afternoon",
+    ];
+    let together = e.embed_many(&texts).unwrap();
+    assert_eq!(together.len(), texts.len());
+    for (text, v) in texts.iter().zip(&together) {
+        let alone = e.embed(text).unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(v), bits(&alone), "{text:?}");
+    }
+    assert!(e.embed_many(&[]).unwrap().is_empty());
+}
+
+#[test]
 fn long_text_is_truncated_at_the_model_limit() {
     let e = &loaded().embedder;
     let long = "word ".repeat(1000);

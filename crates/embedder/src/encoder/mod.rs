@@ -92,24 +92,36 @@ impl Encoder {
     /// The hidden states (tokens x hidden) of a sequence given its tokens' word-embedding rows
     /// and their token types.
     pub(crate) fn run(&self, rows: &[f32], types: &[u32]) -> Result<Vec<f32>> {
-        let (h, n) = (self.hidden, types.len());
-        if rows.len() != n * h {
-            return Err(Error::Model("word rows do not match the tokens".into()));
-        }
-        if n > self.max_positions() {
-            return Err(Error::Model(format!(
-                "{n} tokens, the model reads {}",
-                self.max_positions()
-            )));
-        }
-        let mut x = Vec::with_capacity(n * h);
-        for (t, &ty) in types.iter().enumerate() {
-            let Some(ty) = self.token_types.get(ty as usize * h..(ty as usize + 1) * h) else {
-                return Err(Error::Model(format!("token type {ty} is unknown")));
-            };
-            let pos = &self.positions[t * h..(t + 1) * h];
-            let word = &rows[t * h..(t + 1) * h];
-            x.extend((0..h).map(|d| (word[d] + ty[d]) + pos[d]));
+        Ok(self.run_many(&[(rows, types)])?.remove(0))
+    }
+
+    /// [`Encoder::run`] for several sequences at once, each with its own positions and
+    /// attention: the layers' products take every sequence's tokens in one pass over the
+    /// weights, which is what short texts spend their time on. Every step but attention works
+    /// token by token, so each sequence's states are the same bits as alone.
+    pub(crate) fn run_many(&self, seqs: &[(&[f32], &[u32])]) -> Result<Vec<Vec<f32>>> {
+        let h = self.hidden;
+        let total: usize = seqs.iter().map(|(_, types)| types.len()).sum();
+        let mut x = Vec::with_capacity(total * h);
+        for (rows, types) in seqs {
+            let n = types.len();
+            if rows.len() != n * h {
+                return Err(Error::Model("word rows do not match the tokens".into()));
+            }
+            if n > self.max_positions() {
+                return Err(Error::Model(format!(
+                    "{n} tokens, the model reads {}",
+                    self.max_positions()
+                )));
+            }
+            for (t, &ty) in types.iter().enumerate() {
+                let Some(ty) = self.token_types.get(ty as usize * h..(ty as usize + 1) * h) else {
+                    return Err(Error::Model(format!("token type {ty} is unknown")));
+                };
+                let pos = &self.positions[t * h..(t + 1) * h];
+                let word = &rows[t * h..(t + 1) * h];
+                x.extend((0..h).map(|d| (word[d] + ty[d]) + pos[d]));
+            }
         }
         layer_norm(&mut x, &self.norm, self.eps);
         for layer in &self.layers {
@@ -117,7 +129,20 @@ impl Encoder {
             let q = layer.query.forward(&input);
             let k = layer.key.forward(&input);
             let v = layer.value.forward(&input);
-            let context = attention(&q, &k, &v, n, h, self.heads);
+            let mut context = Vec::with_capacity(total * h);
+            let mut start = 0;
+            for (_, types) in seqs {
+                let span = start * h..(start + types.len()) * h;
+                context.extend(attention(
+                    &q[span.clone()],
+                    &k[span.clone()],
+                    &v[span],
+                    types.len(),
+                    h,
+                    self.heads,
+                ));
+                start += types.len();
+            }
             let attended = layer.output.forward(&Quantized::new(&context, h));
             add(&mut x, &attended);
             layer_norm(&mut x, &layer.norm1, self.eps);
@@ -127,7 +152,14 @@ impl Encoder {
             add(&mut x, &down);
             layer_norm(&mut x, &layer.norm2, self.eps);
         }
-        Ok(x)
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut rest = x.as_slice();
+        for (_, types) in seqs {
+            let (one, next) = rest.split_at(types.len() * h);
+            out.push(one.to_vec());
+            rest = next;
+        }
+        Ok(out)
     }
 }
 
