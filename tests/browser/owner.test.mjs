@@ -228,3 +228,50 @@ test('a site in German gets the UI module with every stemmer; an English one the
     await tab.close();
   }
 });
+
+test('--model quick: no model published or fetched, a paraphrase still gets quick meaning', { skip }, async () => {
+  const site = join(home, 'quick-site');
+  mkdirSync(site);
+  const pages = {
+    'index.html': ['Orchard guide', 'How to plant apple trees, prune them in winter and pick the fruit when it is ripe.'],
+    'pruning.html': ['Pruning', 'Cut back dead branches in late winter, before the buds open. Remove shoots that cross the centre of the tree so light reaches every branch.'],
+    'harvest.html': ['Harvest', 'Apples are ready when they come away from the branch with a gentle twist. Store them in a cool dark cellar.'],
+    'pests.html': ['Pests', 'Codling moth larvae tunnel into the fruit. Hang pheromone traps in spring and collect fallen apples every week.'],
+  };
+  const write = (snippet) => {
+    for (const [file, [title, body]] of Object.entries(pages)) {
+      writeFileSync(join(site, file), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>${snippet}</head>`
+        + `<body><main><h1>${title}</h1><p>${body}</p></main></body></html>`);
+    }
+  };
+  write('');
+  // Published with the model first: the quick build that follows takes it away again.
+  run('npx', ['lantern', 'build', site, '--quiet'], owner);
+  assert.ok(existsSync(join(site, 'lantern/model/manifest.json')));
+  const log = run('npx', ['lantern', 'build', site, '--model', 'quick', '--quiet'], owner);
+  const snippet = readFileSync(join(site, 'lantern/snippet.html'), 'utf8');
+  assert.match(log, /model="none"/);
+  assert.match(snippet, /model="none"/);
+  const published = walk(join(site, 'lantern')).map((f) => f.slice(site.length + '/lantern/'.length));
+  assert.ok(existsSync(join(site, 'lantern/search.lantern.query')), 'the query table is published');
+  assert.deepEqual(published.filter((f) => /^model\/|embed_wasm|embed-worker|embedder/.test(f)), [], 'no model, no embedder');
+  write(snippet);
+  const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), site, env);
+  servers.push(server);
+  const tab = await chrome.newPage();
+  const requests = [];
+  tab.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  try {
+    await tab.goto(server.url + 'index.html');
+    // No section holds every word: a question that needs meaning.
+    await typeInWidget(tab, 'cutting branches in the cold season');
+    const widget = tab.locator('lantern-search').first();
+    await widget.locator('.mode-used').filter({ hasText: 'keyword + quick meaning results' }).waitFor({ timeout: 20_000 });
+    await widget.locator('.status[data-stage=quick-only]').waitFor({ timeout: 10_000 });
+    assert.equal((await resultPages(tab))[0], '/pruning.html');
+    await tab.waitForTimeout(1_000);
+    assert.ok(!requests.some((p) => /\/model\/|\.pack$|embed_wasm|embed-worker/.test(p)), `model requested: ${requests.join(' ')}`);
+  } finally {
+    await tab.close();
+  }
+});

@@ -72,13 +72,16 @@ class LanternSearch extends HTMLElement {
       // The module finds its wasm beside itself (by content-addressed name).
       await ui.default();
       const bundle = new URL(this.getAttribute('bundle') || '../search.lantern', here).href;
-      const model = new URL(this.getAttribute('model') || '../model/', here).href;
+      // model="none": the site publishes quick meaning only (`lantern build --model quick`).
+      const hasModel = this.getAttribute('model') !== 'none';
+      const model = hasModel ? new URL(this.getAttribute('model') || '../model/', here).href : null;
       const proxy = this.getAttribute('proxy') || null;
       const bridge = {
         proxy,
         // Readers who ask to save data get keyword search and the small query table, never
         // the model download.
         saveData: navigator.connection?.saveData === true,
+        hasModel,
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
         // The split form when the site publishes it: the first results fetch only the shards
         // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
@@ -89,6 +92,7 @@ class LanternSearch extends HTMLElement {
         // The model is fetched on intent (a question that needs meaning), or at once when the
         // service worker already holds it (content-addressed under the model folder).
         modelCached: async () => {
+          if (!hasModel) return false;
           try {
             const base = new URL(model).pathname;
             const keys = await (await caches.open('lantern-immutable-v1')).keys();

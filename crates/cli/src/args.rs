@@ -215,6 +215,11 @@ pub struct BuildArgs {
     /// page then works offline), site (every page, from /lantern-sw.js) or none.
     #[arg(long, default_value = "lantern", conflicts_with = "out")]
     pub service_worker: lantern_indexer::publish::SwScope,
+    /// Without --out: the meaning readers get: full (the bundle's quick query table at once,
+    /// the model for questions that need it) or quick (the query table alone: no model is
+    /// published, and readers never download one).
+    #[arg(long = "model", default_value = "full", conflicts_with = "out")]
+    pub meaning: lantern_indexer::publish::Meaning,
     /// Without --out: the browser runtime to publish, a folder as `site/build.sh` assembles it
     /// [default: the runtime inside lantern].
     #[arg(long, conflicts_with = "out")]

@@ -79,10 +79,14 @@ fn run_writing(command: Command) -> Result<()> {
                     .iter()
                     .map(|(p, b)| (p.as_str(), b.as_slice()))
                     .collect();
+                let published_model = match args.meaning {
+                    lantern_indexer::publish::Meaning::Full => Some(&model),
+                    lantern_indexer::publish::Meaning::Quick => None,
+                };
                 let p = lantern_indexer::publish::publish(
                     site,
                     &files,
-                    &model,
+                    published_model,
                     &opts.config.base_url,
                     args.service_worker,
                 )?;

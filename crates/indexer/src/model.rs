@@ -42,8 +42,29 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     }
     write_atomic(&dir.join(MANIFEST_FILE), &m.to_json())?;
     let current: HashSet<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+    remove_model_files(dir, |name| !current.contains(name))?;
+    Ok(m)
+}
+
+/// Removes a model [`publish_model`] wrote into `dir` (its files and manifest; nothing else
+/// there), and `dir` itself once empty: a site that no longer publishes the model.
+pub fn unpublish_model(dir: &Path) -> Result<()> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    remove_model_files(dir, |_| true)?;
+    crate::remove_stale(&dir.join(MANIFEST_FILE))?;
+    // Only when nothing else is left: the folder may hold files of the site's own.
+    let _ = std::fs::remove_dir(dir);
+    Ok(())
+}
+
+/// Removes the model files in `dir` (by the names [`publish_model`] gives them, with their
+/// precompressed copies) that `stale` picks.
+fn remove_model_files(dir: &Path, stale: impl Fn(&str) -> bool) -> Result<()> {
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
+        let plain = name.trim_end_matches(".br").trim_end_matches(".gz");
         let ours = [
             ("model-", ".onnx"),
             ("model-", ".pack"),
@@ -51,10 +72,10 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
             ("tokenizer-", ".json"),
         ]
         .iter()
-        .any(|(start, end)| name.starts_with(start) && name.ends_with(end));
-        if ours && !current.contains(name.as_str()) {
+        .any(|(start, end)| plain.starts_with(start) && plain.ends_with(end));
+        if ours && stale(plain) && entry.path().is_file() {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-    Ok(m)
+    Ok(())
 }

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use lantern_embedder::Model;
 use lantern_engine::Lang;
 
-use crate::model::publish_model;
+use crate::model::{publish_model, unpublish_model};
 use crate::output::write_atomic;
 use crate::render::escape;
 
@@ -56,6 +56,37 @@ impl std::str::FromStr for SwScope {
     }
 }
 
+/// Which meaning a site's readers get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Meaning {
+    /// The query table at once, and the model (megabytes) for questions that need it.
+    #[default]
+    Full,
+    /// The query table alone: no model and no embedder are published, and readers never
+    /// download them.
+    Quick,
+}
+
+impl std::str::FromStr for Meaning {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "full" => Ok(Meaning::Full),
+            "quick" => Ok(Meaning::Quick),
+            _ => Err(format!("unknown model choice {s:?} (full or quick)")),
+        }
+    }
+}
+
+/// The runtime's files that only embed questions with the model: left out with
+/// [`Meaning::Quick`].
+fn embeds_with_the_model(rel: &str) -> bool {
+    let name = rel.trim_end_matches(".br").trim_end_matches(".gz");
+    name.starts_with("pkg/lantern_embed_wasm")
+        || name.starts_with("embed-worker")
+        || name.starts_with("embedder")
+}
+
 /// The runtime's files (path under [`PUBLISH_FOLDER`], bytes), as `site/build.sh` assembles
 /// them and the packaged binary carries them.
 pub type RuntimeFiles<'a> = &'a [(&'a str, &'a [u8])];
@@ -77,11 +108,20 @@ pub fn user_cache_path(site: &Path) -> Option<PathBuf> {
     )
 }
 
+/// Where the widget finds the model: the published model folder, or `none`.
+fn model_attr(dir: &str, meaning: Meaning) -> String {
+    match meaning {
+        Meaning::Full => format!("{dir}model/"),
+        Meaning::Quick => "none".into(),
+    }
+}
+
 /// The tags a site pastes before `</head>` of every page. `base` is the site's base URL
 /// (`/`, `/docs/`, `https://example.org/book/`).
-pub fn snippet(base: &str, sw: SwScope) -> String {
+pub fn snippet(base: &str, sw: SwScope, meaning: Meaning) -> String {
     let base = escape(&format!("{}/", base.trim_end_matches('/')));
     let dir = format!("{base}{PUBLISH_FOLDER}/");
+    let model = model_attr(&dir, meaning);
     let sw = match sw {
         SwScope::Lantern => format!("<meta name=\"lantern-sw\" content=\"{dir}{SW_FILE}\">\n"),
         SwScope::Site => format!("<meta name=\"lantern-sw\" content=\"{base}{SITE_SW_FILE}\">\n"),
@@ -90,22 +130,23 @@ pub fn snippet(base: &str, sw: SwScope) -> String {
     format!(
         "<!-- Lantern search: paste before </head> of every page -->\n\
          {sw}<script type=\"module\" src=\"{dir}widget.js\"></script>\n\
-         <lantern-search bundle=\"{dir}{BUNDLE_FILE}\" model=\"{dir}model/\"></lantern-search>\n"
+         <lantern-search bundle=\"{dir}{BUNDLE_FILE}\" model=\"{model}\"></lantern-search>\n"
     )
 }
 
 /// A search page inside [`PUBLISH_FOLDER`]: the service worker's scope always holds a page,
 /// so a reader can search offline there.
-fn search_page(base: &str) -> String {
+fn search_page(base: &str, meaning: Meaning) -> String {
     let base = escape(&format!("{}/", base.trim_end_matches('/')));
     let dir = format!("{base}{PUBLISH_FOLDER}/");
+    let model = model_attr(&dir, meaning);
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>Search</title>\n<meta name=\"lantern-sw\" content=\"{dir}{SW_FILE}\">\n\
          <script type=\"module\" src=\"{dir}widget.js\"></script>\n</head>\n<body>\n\
          <main><p><a href=\"{base}\">Back to the site</a></p>\n\
-         <lantern-search page bundle=\"{dir}{BUNDLE_FILE}\" model=\"{dir}model/\"></lantern-search>\n\
+         <lantern-search page bundle=\"{dir}{BUNDLE_FILE}\" model=\"{model}\"></lantern-search>\n\
          </main>\n</body>\n</html>\n"
     )
 }
@@ -136,16 +177,21 @@ pub fn choose_ui(runtime: &mut Vec<(String, Vec<u8>)>, langs: &[Lang]) {
     }
 }
 
-/// Writes the runtime, the model, the service worker, the search page and the snippet into
-/// `site/lantern/` (the bundle is built there first, by [`crate::build`]). Files of the
-/// runtime's earlier versions that this one does not have are removed.
+/// Writes the runtime, the model (`None`: quick meaning only, see [`Meaning`]), the service
+/// worker, the search page and the snippet into `site/lantern/` (the bundle is built there
+/// first, by [`crate::build`]). Files of the runtime's earlier versions that this one does not
+/// have are removed, and so is a model published before when none is now.
 pub fn publish(
     site: &Path,
     runtime: RuntimeFiles,
-    model: &Model,
+    model: Option<&Model>,
     base: &str,
     sw: SwScope,
 ) -> Result<Published> {
+    let meaning = match model {
+        Some(_) => Meaning::Full,
+        None => Meaning::Quick,
+    };
     let dir = site.join(PUBLISH_FOLDER);
     let Some((_, worker)) = runtime.iter().find(|(p, _)| *p == SW_FILE) else {
         bail!("the runtime has no {SW_FILE}");
@@ -159,6 +205,11 @@ pub fn publish(
             bail!("the runtime names an unsafe path {rel:?}");
         }
         let path = dir.join(rel);
+        if meaning == Meaning::Quick && embeds_with_the_model(rel) {
+            // Published before with the model: gone with it.
+            crate::remove_stale(&path)?;
+            continue;
+        }
         let same = std::fs::read(&path).is_ok_and(|old| old == *bytes);
         if !same {
             write_atomic(&path, bytes)?;
@@ -183,7 +234,12 @@ pub fn publish(
             }
         }
     }
-    publish_model(model, &dir.join("model"))?;
+    match model {
+        Some(model) => {
+            publish_model(model, &dir.join("model"))?;
+        }
+        None => unpublish_model(&dir.join("model"))?,
+    }
     let site_sw = site.join(SITE_SW_FILE);
     match sw {
         SwScope::Site => write_atomic(&site_sw, worker)?,
@@ -192,8 +248,11 @@ pub fn publish(
     if sw == SwScope::None {
         crate::remove_stale(&dir.join(SW_FILE))?;
     }
-    write_atomic(&dir.join("index.html"), search_page(base).as_bytes())?;
-    let snippet = snippet(base, sw);
+    write_atomic(
+        &dir.join("index.html"),
+        search_page(base, meaning).as_bytes(),
+    )?;
+    let snippet = snippet(base, sw, meaning);
     write_atomic(&dir.join(SNIPPET_FILE), snippet.as_bytes())?;
     Ok(Published { dir, snippet })
 }
@@ -204,16 +263,37 @@ mod tests {
 
     #[test]
     fn the_snippet_points_into_the_published_folder_and_escapes_the_base() {
-        let s = snippet("/", SwScope::Lantern);
+        let s = snippet("/", SwScope::Lantern, Meaning::Full);
         assert!(s.contains("<script type=\"module\" src=\"/lantern/widget.js\"></script>"));
         assert!(s.contains("bundle=\"/lantern/search.lantern\" model=\"/lantern/model/\""));
         assert!(s.contains("content=\"/lantern/sw.js\""));
-        let s = snippet("/book", SwScope::Site);
+        let s = snippet("/book", SwScope::Site, Meaning::Quick);
         assert!(s.contains("src=\"/book/lantern/widget.js\""));
         assert!(s.contains("content=\"/book/lantern-sw.js\""));
-        assert!(!snippet("/", SwScope::None).contains("lantern-sw"));
-        let s = snippet("/\"><script>x</script>", SwScope::None);
+        assert!(s.contains("model=\"none\""), "{s}");
+        assert!(!snippet("/", SwScope::None, Meaning::Full).contains("lantern-sw"));
+        let s = snippet("/\"><script>x</script>", SwScope::None, Meaning::Full);
         assert!(!s.contains("<script>x"), "{s}");
+    }
+
+    #[test]
+    fn quick_meaning_leaves_the_embedder_out() {
+        for rel in [
+            "pkg/lantern_embed_wasm_bg-0123456789ab.wasm",
+            "pkg/lantern_embed_wasm-0123456789ab.js.br",
+            "embed-worker-0123456789ab.js",
+            "embedder.js.gz",
+        ] {
+            assert!(embeds_with_the_model(rel), "{rel}");
+        }
+        for rel in [
+            "pkg/lantern_search_wasm_bg.wasm",
+            "lantern.js",
+            "widget.js",
+            "sw.js",
+        ] {
+            assert!(!embeds_with_the_model(rel), "{rel}");
+        }
     }
 
     #[test]

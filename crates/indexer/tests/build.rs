@@ -615,7 +615,7 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         "lantern/pkg/lantern_search_wasm_bg-ffffffffffff.wasm",
         b"old",
     );
-    let p = publish(site.path(), &runtime, &m.model, "/", SwScope::Lantern).unwrap();
+    let p = publish(site.path(), &runtime, Some(&m.model), "/", SwScope::Lantern).unwrap();
     let dir = site.path().join("lantern");
     for f in [
         "widget.js",
@@ -643,15 +643,58 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
     assert_eq!((again.pages, again.chunks), (first.pages, first.chunks));
     assert_eq!(again.embedded, 0, "{again}");
     // The whole site's worker is an opt-in, at the root.
-    publish(site.path(), &runtime, &m.model, "/", SwScope::Site).unwrap();
+    publish(site.path(), &runtime, Some(&m.model), "/", SwScope::Site).unwrap();
     assert_eq!(
         std::fs::read(site.path().join("lantern-sw.js")).unwrap(),
         b"// worker"
     );
     // A runtime naming a path outside its folder is refused.
     let bad: Vec<(&str, &[u8])> = vec![("widget.js", b""), ("sw.js", b""), ("../evil.js", b"")];
-    assert!(publish(site.path(), &bad, &m.model, "/", SwScope::Lantern).is_err());
+    assert!(publish(site.path(), &bad, Some(&m.model), "/", SwScope::Lantern).is_err());
     assert!(!site.path().join("evil.js").exists());
+    // Quick meaning only: the model and the embedder published before are removed, the
+    // owner's own file in the model folder is kept, and the tags say there is no model.
+    common::write(site.path(), "lantern/model/notes.txt", b"mine");
+    let mut with_embedder = runtime.clone();
+    with_embedder.push(("pkg/lantern_embed_wasm_bg-0123456789ab.wasm", b"\0asm"));
+    with_embedder.push(("embed-worker-0123456789ab.js", b"// worker"));
+    publish(
+        site.path(),
+        &with_embedder,
+        Some(&m.model),
+        "/",
+        SwScope::Lantern,
+    )
+    .unwrap();
+    assert!(dir.join("embed-worker-0123456789ab.js").is_file());
+    let p = publish(site.path(), &with_embedder, None, "/", SwScope::Lantern).unwrap();
+    let model_dir: Vec<String> = std::fs::read_dir(dir.join("model"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(model_dir, ["notes.txt"]);
+    assert!(!dir.join("embed-worker-0123456789ab.js").exists());
+    assert!(!dir
+        .join("pkg/lantern_embed_wasm_bg-0123456789ab.wasm")
+        .exists());
+    assert!(dir
+        .join("pkg/lantern_search_wasm_bg-0123456789ab.wasm")
+        .is_file());
+    assert!(p.snippet.contains("model=\"none\""), "{}", p.snippet);
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(page.contains("model=\"none\""), "{page}");
+    // Without the owner's file, the folder goes too.
+    std::fs::remove_file(dir.join("model/notes.txt")).unwrap();
+    publish(
+        site.path(),
+        &with_embedder,
+        Some(&m.model),
+        "/",
+        SwScope::Lantern,
+    )
+    .unwrap();
+    publish(site.path(), &with_embedder, None, "/", SwScope::Lantern).unwrap();
+    assert!(!dir.join("model").exists());
 }
 
 /// The runtime's two UI modules: a bundle in English (or a language without a stemmer) gets

@@ -25,7 +25,7 @@ pub async fn ask(
 #[wasm_bindgen]
 extern "C" {
     /// `{ loadBundle(onProgress), loadSemantic(runtime, onProgress), modelCached(), saveData,
-    /// proxy, ask }`
+    /// hasModel, proxy, ask }`
     /// from widget.js.
     #[derive(Clone)]
     pub type Bridge;
@@ -38,6 +38,9 @@ extern "C" {
     /// The reader's browser asks to save data (`navigator.connection.saveData`).
     #[wasm_bindgen(method, getter, js_name = saveData)]
     pub fn save_data(this: &Bridge) -> bool;
+    /// `false` when the site publishes no model (`model="none"`, quick meaning only).
+    #[wasm_bindgen(method, getter, js_name = hasModel)]
+    fn has_model_js(this: &Bridge) -> Option<bool>;
     /// The answer proxy's URL; asking is off without one.
     #[wasm_bindgen(method, getter)]
     pub fn proxy(this: &Bridge) -> Option<String>;
@@ -114,6 +117,11 @@ pub async fn load_bundle(
         .await
         .map(|v| v.unchecked_into())
         .map_err(message)
+}
+
+/// Whether the site publishes a model at all (a bridge that does not say, does).
+pub fn has_model(bridge: &Bridge) -> bool {
+    bridge.has_model_js() != Some(false)
 }
 
 /// True when the service worker's cache already holds the model, so loading it costs no

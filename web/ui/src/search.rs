@@ -148,7 +148,9 @@ impl Ctx {
             // Keyword results first, with nothing else on the wire (the reader may still be
             // typing: the query as typed so far waits like a keystroke's).
             self.search(fetch_delay(&self.query.get_untracked())).await;
-            if b.save_data() {
+            if !runtime::has_model(&b) {
+                stage.set(Stage::QuickOnly(false));
+            } else if b.save_data() {
                 stage.set(Stage::SaveData(false));
             } else {
                 stage.set(Stage::Ready(false));
@@ -186,7 +188,10 @@ impl Ctx {
         let Some(rt) = self.runtime.get_value() else {
             return;
         };
-        if !self.bridge.with_value(|b| b.save_data()) {
+        if self
+            .bridge
+            .with_value(|b| runtime::has_model(b) && !b.save_data())
+        {
             self.load_model();
         }
         if self.table.get_value() {
@@ -198,7 +203,10 @@ impl Ctx {
             if runtime::load_query_table(&rt).await {
                 let mut upgraded = false;
                 stage.update(|s| {
-                    if let Stage::Ready(quick) | Stage::Model(_, quick) | Stage::SaveData(quick) = s
+                    if let Stage::Ready(quick)
+                    | Stage::Model(_, quick)
+                    | Stage::SaveData(quick)
+                    | Stage::QuickOnly(quick) = s
                     {
                         *quick = true;
                         upgraded = true;

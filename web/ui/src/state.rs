@@ -22,6 +22,8 @@ pub enum Stage {
     Hybrid,
     /// The reader asked to save data: no model download; `quick` as above.
     SaveData(bool),
+    /// The site publishes no model (`lantern build --model quick`); `quick` as above.
+    QuickOnly(bool),
     Failed(String),
 }
 
@@ -59,6 +61,10 @@ impl Stage {
             Stage::SaveData(false) => {
                 "Keyword search (the model is not downloaded: Save-Data is on)".into()
             }
+            Stage::QuickOnly(true) => "Keywords + quick meaning".into(),
+            Stage::QuickOnly(false) => {
+                "Keyword search · quick meaning when a question needs it".into()
+            }
             Stage::Failed(e) => e.clone(),
         }
     }
@@ -73,6 +79,7 @@ impl Stage {
             Stage::Model(..) => "model",
             Stage::Hybrid => "hybrid",
             Stage::SaveData(_) => "save-data",
+            Stage::QuickOnly(_) => "quick-only",
             Stage::Failed(_) => "failed",
         }
     }
@@ -323,5 +330,10 @@ mod tests {
             "Keywords + quick meaning · loading semantic search 2.0 MB / 4.0 MB"
         );
         assert!(!Stage::SaveData(true).loading());
+        assert!(!Stage::QuickOnly(false).loading());
+        assert_ne!(
+            Stage::QuickOnly(true).status(),
+            Stage::SaveData(true).status()
+        );
     }
 }
