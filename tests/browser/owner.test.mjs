@@ -254,7 +254,7 @@ test('--model quick: no model published or fetched, a paraphrase still gets quic
   assert.match(snippet, /model="none"/);
   const published = walk(join(site, 'lantern')).map((f) => f.slice(site.length + '/lantern/'.length));
   assert.ok(existsSync(join(site, 'lantern/search.lantern.query')), 'the query table is published');
-  assert.deepEqual(published.filter((f) => /^model\/|embed_wasm|embed-worker|embedder/.test(f)), [], 'no model, no embedder');
+  assert.deepEqual(published.filter((f) => /^model\/|embed_wasm|embed-worker/.test(f)), [], 'no model, no embedder');
   write(snippet);
   const server = await serveWith(join(owner, 'node_modules/.bin/lantern'), site, env);
   servers.push(server);

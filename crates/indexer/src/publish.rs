@@ -79,12 +79,11 @@ impl std::str::FromStr for Meaning {
 }
 
 /// The runtime's files that only embed questions with the model: left out with
-/// [`Meaning::Quick`].
+/// [`Meaning::Quick`]. (`embedder.js` stays: `lantern.js` imports it, and it fetches nothing
+/// until a model is loaded.)
 fn embeds_with_the_model(rel: &str) -> bool {
     let name = rel.trim_end_matches(".br").trim_end_matches(".gz");
-    name.starts_with("pkg/lantern_embed_wasm")
-        || name.starts_with("embed-worker")
-        || name.starts_with("embedder")
+    name.starts_with("pkg/lantern_embed_wasm") || name.starts_with("embed-worker")
 }
 
 /// The runtime's files (path under [`PUBLISH_FOLDER`], bytes), as `site/build.sh` assembles
@@ -281,14 +280,14 @@ mod tests {
         for rel in [
             "pkg/lantern_embed_wasm_bg-0123456789ab.wasm",
             "pkg/lantern_embed_wasm-0123456789ab.js.br",
-            "embed-worker-0123456789ab.js",
-            "embedder.js.gz",
+            "embed-worker-0123456789ab.js.gz",
         ] {
             assert!(embeds_with_the_model(rel), "{rel}");
         }
         for rel in [
             "pkg/lantern_search_wasm_bg.wasm",
             "lantern.js",
+            "embedder.js",
             "widget.js",
             "sw.js",
         ] {
