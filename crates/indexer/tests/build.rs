@@ -658,16 +658,11 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
     let mut with_embedder = runtime.clone();
     with_embedder.push(("pkg/lantern_embed_wasm_bg-0123456789ab.wasm", b"\0asm"));
     with_embedder.push(("embed-worker-0123456789ab.js", b"// worker"));
-    publish(
-        site.path(),
-        &with_embedder,
-        Some(&m.model),
-        "/",
-        SwScope::Lantern,
-    )
-    .unwrap();
+    let publish_with =
+        |model| publish(site.path(), &with_embedder, model, "/", SwScope::Lantern).unwrap();
+    publish_with(Some(&m.model));
     assert!(dir.join("embed-worker-0123456789ab.js").is_file());
-    let p = publish(site.path(), &with_embedder, None, "/", SwScope::Lantern).unwrap();
+    let p = publish_with(None);
     let model_dir: Vec<String> = std::fs::read_dir(dir.join("model"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -685,15 +680,8 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
     assert!(page.contains("model=\"none\""), "{page}");
     // Without the owner's file, the folder goes too.
     std::fs::remove_file(dir.join("model/notes.txt")).unwrap();
-    publish(
-        site.path(),
-        &with_embedder,
-        Some(&m.model),
-        "/",
-        SwScope::Lantern,
-    )
-    .unwrap();
-    publish(site.path(), &with_embedder, None, "/", SwScope::Lantern).unwrap();
+    publish_with(Some(&m.model));
+    publish_with(None);
     assert!(!dir.join("model").exists());
 }
 
