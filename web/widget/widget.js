@@ -92,7 +92,6 @@ class LanternSearch extends HTMLElement {
         // The model is fetched on intent (a question that needs meaning), or at once when the
         // service worker already holds it (content-addressed under the model folder).
         modelCached: async () => {
-          if (!hasModel) return false;
           try {
             const base = new URL(model).pathname;
             const keys = await (await caches.open('lantern-immutable-v1')).keys();
