@@ -1,8 +1,10 @@
 // A reader types: bytes on the wire until the expected page is among the first five results, through each
 // system's own search UI (Lantern's widget, Pagefind's UI) on the same pages in the same run,
-// a key every 120 ms, from a cold browser context. Counted per response as served, asking for
-// brotli as Chromium does over https (Pagefind's files are gzip already), page and worker
-// requests alike, the HTML page excepted;
+// a key every 120 ms, from a cold browser context. Counted per response as served, page and
+// worker requests alike, the HTML page excepted, twice: asking for gzip alone (what GitHub Pages
+// sends) and for brotli as Chromium does over https (Pagefind's files are gzip already).
+// Lantern runs twice: with the model (fetched for a question that needs meaning) and as
+// `lantern build --model quick` publishes it (model="none": the query table's quick meaning only);
 // "index data" is everything but code (bench/wire.mjs). Also the bytes once the page has been
 // quiet for 4 s after the result (what the reader's visit costs in the end: offline prefetch,
 // meaning).
@@ -16,6 +18,7 @@ import { countedServer, isData } from './wire.mjs';
 
 const [src, work, ...rest] = process.argv.slice(2);
 const scales = rest.length ? rest.map(Number) : [1];
+const encodings = (process.env.ENCODINGS ?? 'gzip brotli').split(' ').filter(Boolean);
 const KEY_MS = 120;
 // Query, and the page whose link counts as the expected result (the first one shown).
 const queries = [
@@ -26,6 +29,7 @@ const queries = [
 const lanternPage = `<!doctype html><html><head><meta charset="utf-8"><title>Lantern</title>
 <script type="module" src="/lantern/widget.js"></script></head>
 <body><lantern-search bundle="/search.lantern" model="/model/"></lantern-search></body></html>`;
+const quickPage = lanternPage.replace('model="/model/"', 'model="none"');
 const pagefindPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pagefind</title>
 <link href="/pagefind/pagefind-ui.css" rel="stylesheet"><script src="/pagefind/pagefind-ui.js"></script></head>
 <body><div id="search"></div>
@@ -45,7 +49,7 @@ async function typed(chrome, server, system, query, expected) {
   const page = await ctx.newPage();
   await page.goto(`${server.url}${system}.html`);
   await page.waitForLoadState('networkidle');
-  if (system === 'lantern') {
+  if (system !== 'pagefind') {
     await page.keyboard.press('/');
     await page.locator('lantern-search').locator('input').waitFor();
   } else {
@@ -57,7 +61,7 @@ async function typed(chrome, server, system, query, expected) {
   // Until the expected page is among the first five results, or 5 s after the last key.
   let found = false;
   for (let i = 0; i < 100; i++) {
-    const pages = firstPages(await page.evaluate(shownLinks[system]));
+    const pages = firstPages(await page.evaluate(shownLinks[system === 'pagefind' ? system : 'lantern']));
     if (pages.some((h) => expected.test(h))) { found = true; break; }
     await page.waitForTimeout(50);
   }
@@ -89,22 +93,27 @@ for (const n of scales) {
     execFileSync('node', [join(root, 'web/tools/precompress.mjs'), join(site, d)], { stdio: 'ignore' });
   }
   writeFileSync(join(site, 'lantern.html'), lanternPage);
+  writeFileSync(join(site, 'lantern-quick.html'), quickPage);
   writeFileSync(join(site, 'pagefind.html'), pagefindPage);
-  const server = await countedServer(site, { brotli: true });
-  const chrome = await browser();
-  for (const [q, expected] of queries) {
-    const pf = await typed(chrome, server, 'pagefind', q, expected);
-    const ln = await typed(chrome, server, 'lantern', q, expected);
-    rows.push({ n, q, pf, ln });
+  for (const encoding of encodings) {
+    const server = await countedServer(site, { brotli: encoding === 'brotli', gzip: encoding === 'gzip' });
+    const chrome = await browser();
+    for (const [q, expected] of queries) {
+      const pf = await typed(chrome, server, 'pagefind', q, expected);
+      const ln = await typed(chrome, server, 'lantern', q, expected);
+      const quick = await typed(chrome, server, 'lantern-quick', q, expected);
+      rows.push({ n, encoding, q, pf, ln, quick });
+    }
+    await chrome.close();
+    server.stop();
   }
-  await chrome.close();
-  server.stop();
 }
 
-console.log(`\nTyped at ${KEY_MS} ms a key, cold, brotli accepted; KiB on the wire until the expected page is among the first five results (index data in brackets); then once quiet for 4 s.\n`);
-console.log('| size | query | Lantern widget | Pagefind UI | ratio all / data | Lantern ms | Pagefind ms | after 4 s quiet: Lantern / Pagefind |');
-console.log('|---|---|---|---|---|---|---|---|');
-for (const { n, q, pf, ln } of rows) {
+console.log(`\nTyped at ${KEY_MS} ms a key, cold; KiB on the wire until the expected page is among the first five results (index data in brackets); then once quiet for 4 s. "quick": the site built with --model quick.\n`);
+console.log('| size | encoding | query | Lantern widget | Lantern, quick | Pagefind UI | ratio all / data (quick all) | Lantern / quick / Pagefind ms | after 4 s quiet: Lantern / quick / Pagefind |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const { n, encoding, q, pf, ln, quick } of rows) {
   const shown = (r) => `${kib(r.all)} (${kib(r.data)})${r.found ? '' : ', not found'}`;
-  console.log(`| ${n}x | ${q} | ${shown(ln)} | ${shown(pf)} | ${(ln.all / pf.all).toFixed(2)} / ${(ln.data / Math.max(pf.data, 1)).toFixed(2)} | ${ln.ms} | ${pf.ms} | ${kib(ln.settledAll)} (${kib(ln.settledData)}) / ${kib(pf.settledAll)} (${kib(pf.settledData)}) |`);
+  const settled = (r) => `${kib(r.settledAll)} (${kib(r.settledData)})`;
+  console.log(`| ${n}x | ${encoding} | ${q} | ${shown(ln)} | ${shown(quick)} | ${shown(pf)} | ${(ln.all / pf.all).toFixed(2)} / ${(ln.data / Math.max(pf.data, 1)).toFixed(2)} (${(quick.all / pf.all).toFixed(2)}) | ${ln.ms} / ${quick.ms} / ${pf.ms} | ${settled(ln)} / ${settled(quick)} / ${settled(pf)} |`);
 }

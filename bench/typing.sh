@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A reader typing into Lantern's widget and Pagefind's UI on the Rust book (1x and, given
-# SCALES, larger copies): bytes to the first result, in the same run (bench/typing.mjs).
+# SCALES, larger copies): bytes to the first result, in the same run (bench/typing.mjs), under
+# gzip and brotli (ENCODINGS), with the model and with quick meaning only.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -13,15 +13,18 @@ export const isData = (p) => /\.(pf_meta|pf_index|pf_fragment|pf_filter|lantern|
 
 /**
  * Serves `site` behind the counting proxy; `take()` returns and clears the requests seen. With
- * `brotli`, requests ask for brotli as Chromium does over https (over http it asks only for
- * gzip), so bytes are counted as a real host sends them.
+ * `brotli`, requests ask for brotli as Chromium does over https; with `gzip`, for gzip alone
+ * (what a host that sends no brotli, such as GitHub Pages, serves), so bytes are counted as a
+ * real host sends them.
  */
-export async function countedServer(site, { brotli = false } = {}) {
+export async function countedServer(site, { brotli = false, gzip = false } = {}) {
   writeFileSync(join(site, 'blank.html'), '<!doctype html><html><meta charset="utf-8"><title>blank</title></html>');
   const origin = await serve(site);
   let requests = [];
   const counter = http.createServer((req, res) => {
-    const headers = brotli ? { ...req.headers, 'accept-encoding': 'gzip, deflate, br' } : req.headers;
+    // Recent Chromium asks for brotli over http too: `gzip` asks for what GitHub Pages sends.
+    const encoding = brotli ? 'gzip, deflate, br' : gzip ? 'gzip, deflate' : null;
+    const headers = encoding ? { ...req.headers, 'accept-encoding': encoding } : req.headers;
     const up = http.request(new URL(req.url, origin.url), { method: req.method, headers }, (r) => {
       res.writeHead(r.statusCode, r.headers);
       const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
