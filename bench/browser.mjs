@@ -81,7 +81,7 @@ const queries = readFileSync(join(root, 'golden/lantern-docs.jsonl'), 'utf8').sp
   .map((l) => JSON.parse(l).query);
 const lat = await warm.evaluate(async (qs) => {
   const { Lantern } = await import('/lantern/lantern.js');
-  const l = await Lantern.load('/search.lantern');
+  const l = await Lantern.load('/search.lantern.d/meta.bin');
   // A worker of this page's own: the model is built from the warm cache, as on a visit after
   // the shared worker has ended (the shared worker, still alive, would answer at once).
   const t0 = performance.now();
@@ -105,7 +105,7 @@ const lat = await warm.evaluate(async (qs) => {
     search.push(performance.now() - t);
   }
   // The query table's approximate hybrid search, on an instance that never loads the model.
-  const quick = await Lantern.load('/search.lantern');
+  const quick = await Lantern.load('/search.lantern.d/meta.bin');
   await quick.loadQueryTable();
   const table = [];
   for (let i = 0; i < 110; i++) {

@@ -25,7 +25,7 @@ cli('site', docs, '--out', site, '--title', name, '--cache', join(root, `out/${n
 // 2. Pagefind's index of the same pages.
 execFileSync(join(root, 'bench/node_modules/.bin/pagefind'), ['--site', site, '--quiet'], { stdio: 'inherit' });
 const pagefindBytes = dirBytes(join(site, 'pagefind'));
-const lanternBytes = statSync(join(site, 'search.lantern')).size;
+const lanternBytes = dirBytes(join(site, 'search.lantern.d'));
 // Deployed as the demo is: brotli and gzip copies beside Lantern's files (Pagefind's index
 // files are gzip already).
 execFileSync('node', [join(root, 'web/tools/precompress.mjs'), site], { stdio: 'ignore' });

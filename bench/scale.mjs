@@ -42,7 +42,7 @@ for (const n of scales) {
   const build = timed(lanternBin, ['site', docs, '--out', site, '--title', `rust-book-${n}x`, '--cache', cache]);
   const pf = timed(join(root, 'bench/node_modules/.bin/pagefind'), ['--site', site, '--quiet']);
   const info = execFileSync(lanternBin, ['inspect', join(site, 'search.lantern')], { encoding: 'utf8' });
-  const bundleBytes = statSync(join(site, 'search.lantern')).size;
+  const bundleBytes = dirBytes(join(site, 'search.lantern.d'));
   // Only what the searches fetch (the split form, not the single file): brotli at its best
   // level on thousands of pages and a 130 MB bundle would take long.
   for (const d of ['lantern', 'model', 'search.lantern.d']) {

@@ -76,9 +76,11 @@ test('npx lantern build writes everything under site/lantern/, and no embedding 
   const site = join(owner, 'site');
   assert.match(timings.buildLog, /published search into .*site\/lantern/);
   assert.match(timings.buildLog, /<script type="module" src="\/lantern\/widget\.js"><\/script>/);
-  for (const f of ['snippet.html', 'widget.js', 'sw.js', 'index.html', 'search.lantern', 'search.lantern.d/meta.bin', 'model/manifest.json']) {
+  for (const f of ['snippet.html', 'widget.js', 'sw.js', 'index.html', 'search.lantern.d/meta.bin', 'model/manifest.json']) {
     assert.ok(existsSync(join(site, 'lantern', f)), f);
   }
+  // One form of the bundle: the split one, which the widget reads.
+  assert.ok(!existsSync(join(site, 'lantern/search.lantern')), 'no whole bundle file besides the split form');
   const files = walk(site);
   const caches = walk(join(home, '.cache/lantern')).filter((f) => f.endsWith('.cache'));
   assert.equal(caches.length, 1, 'one cache, in the user cache folder');

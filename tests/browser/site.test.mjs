@@ -142,7 +142,7 @@ test("a question's word rows are fetched while the model builds, not after it", 
   const q = 'can I look things up without an internet connection';
   await page.evaluate(async (q) => {
     const { Lantern } = await import('/lantern/lantern.js');
-    window.l = await Lantern.load('/search.lantern');
+    window.l = await Lantern.load('/search.lantern.d/meta.bin');
     // Searched before the model: the question the model will be asked first.
     await window.l.search(q);
     await window.l.loadSemantic({ modelUrl: '/model/', shared: false });

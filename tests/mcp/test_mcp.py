@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -417,6 +418,42 @@ class RemoteBundle(unittest.TestCase):
                     self.assertNotEqual(p.returncode, 0, bad_url)
                     self.assertIn(expected, p.stderr, bad_url)
                     self.assertNotIn("panicked", p.stderr)
+            finally:
+                server.kill()
+                server.wait()
+
+
+    def test_a_published_site_is_read_from_its_split_form(self):
+        # `lantern build SITE` publishes only lantern/search.lantern.d/: the client names the
+        # bundle as the widget's tag does, and gets the shards joined into the very same file.
+        split = Path(BUNDLE + ".d")
+        with tempfile.TemporaryDirectory() as site, tempfile.TemporaryDirectory() as cache:
+            shutil.copytree(split, Path(site) / "lantern/search.lantern.d")
+            shutil.copytree(split, Path(site) / "gap/search.lantern.d")
+            shard = next(p for p in (Path(site) / "gap/search.lantern.d").iterdir() if p.name != "meta.bin")
+            shard.unlink()
+            server, base = serve_folder(site)
+            try:
+                url = f"{base}/lantern/search.lantern"
+
+                async def body(s):
+                    return structured(await s.call_tool("corpus_status", {}))
+
+                status = run(over_stdio(url, body, "--cache-dir", cache))
+                self.assertEqual(status["pages"], DOCS_PAGES)
+                cached = list(Path(cache).glob("*.lantern"))
+                self.assertEqual(len(cached), 1)
+                self.assertEqual(cached[0].read_bytes(), Path(BUNDLE).read_bytes())
+                # A shard missing on the server: a clear error naming it, nothing cached.
+                p = subprocess.run(
+                    [LANTERN, "mcp", f"{base}/gap/search.lantern", "--cache-dir", cache],
+                    cwd=ROOT, capture_output=True, text=True, timeout=60,
+                )
+                self.assertNotEqual(p.returncode, 0)
+                self.assertIn(shard.name, p.stderr)
+                self.assertIn("404", p.stderr)
+                self.assertNotIn("panicked", p.stderr)
+                self.assertEqual(len(list(Path(cache).glob("*.lantern"))), 1)
             finally:
                 server.kill()
                 server.wait()

@@ -98,8 +98,9 @@ export class Lantern {
 
   /**
    * Loads and validates a bundle. Rejects with a clear message on a bad or foreign file.
-   * `lantern build` writes every bundle twice: `site.lantern` and its split form
-   * `site.lantern.d/` (a small meta file plus content-addressed shards). Given the split
+   * A bundle comes whole (`site.lantern`, written by `lantern build --out`) or split
+   * (`site.lantern.d/`: a small meta file plus content-addressed shards, the only form a
+   * published site carries unless `--whole-file` is given). Given the split
    * form's `site.lantern.d/meta.bin`, searches fetch only the shards they need, and with
    * `prefetch: maxBytes` the rest follows after the first search when it is no larger
    * (see `prefetchAll`); given `site.lantern`, the whole file is fetched. `core` is an

@@ -83,12 +83,14 @@ class LanternSearch extends HTMLElement {
         saveData: navigator.connection?.saveData === true,
         hasModel,
         ask: (rt, question, onDelta) => rt.ask(question, { proxy, onDelta }),
-        // The split form when the site publishes it: the first results fetch only the shards
-        // they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
+        // The split form (all `lantern build` publishes): the first results fetch only the
+        // shards they need; the rest of a bundle up to PREFETCH_BYTES follows, for offline use.
+        // A whole file is read where there is no split form; the split form's error is the one
+        // told when neither loads.
         // Readers who save data keep only the shards their searches use.
         // The UI module carries the search core: one download, not two.
         loadBundle: (onProgress) => Lantern.load(`${bundle}.d/meta.bin`, { onProgress, prefetch: bridge.saveData ? 0 : PREFETCH_BYTES, core: ui })
-          .catch(() => Lantern.load(bundle, { onProgress, core: ui })),
+          .catch((e) => Lantern.load(bundle, { onProgress, core: ui }).catch(() => { throw e; })),
         // The model is fetched on intent (a question that needs meaning), or at once when the
         // service worker already holds it (content-addressed under the model folder).
         modelCached: async () => {

@@ -220,6 +220,11 @@ pub struct BuildArgs {
     /// published, and readers never download one).
     #[arg(long = "model", default_value = "full", conflicts_with = "out")]
     pub meaning: lantern_indexer::publish::Meaning,
+    /// Without --out: also publish the bundle as one file (lantern/search.lantern) beside its
+    /// split form, for readers of your own that fetch one file. Lantern's widget, `lantern
+    /// mcp` and `lantern query` read the split form.
+    #[arg(long, conflicts_with = "out")]
+    pub whole_file: bool,
     /// Without --out: the browser runtime to publish, a folder as `site/build.sh` assembles it
     /// [default: the runtime inside lantern].
     #[arg(long, conflicts_with = "out")]
@@ -369,6 +374,8 @@ impl BuildArgs {
             config,
             cache,
             progress: !self.quiet,
+            // A file named by --out is written; a published site carries one form.
+            whole_file: self.out.is_some() || self.whole_file,
         })
     }
 }

@@ -30,6 +30,10 @@ pub struct BuildOptions {
     pub cache: Option<PathBuf>,
     /// Show a progress bar while embedding.
     pub progress: bool,
+    /// Also write the bundle as one file at `out`, beside its split form (`out.d/`). Every
+    /// reader opens the split form as well (the browser prefers it; native readers and
+    /// `lantern mcp` join its shards), so a published site carries one form only.
+    pub whole_file: bool,
 }
 
 /// What a build did, for the summary and for tests.
@@ -362,9 +366,14 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         let fitted = fit_query_table(&engine, embedder, &mut cache, opts.progress, rank);
         (engine.into_bundle(), Some(fitted))
     };
-    crate::write_atomic(&opts.out, &bytes)?;
-    // The same bundle split, for readers that fetch only what a query needs.
+    // The split form, for readers that fetch only what a query needs (written first: a
+    // whole file an earlier build left goes only once its replacement is in place).
     crate::write_split(&crate::split_dir(&opts.out), &bundle.to_split()?)?;
+    if opts.whole_file {
+        crate::write_atomic(&opts.out, &bytes)?;
+    } else {
+        crate::remove_stale(&opts.out)?;
+    }
     let table_path = query_table_path(&opts.out);
     let query_table = match query_table {
         Some(Ok((table, report))) => {

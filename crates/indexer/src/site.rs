@@ -60,6 +60,7 @@ pub fn site(opts: &SiteOptions, model: &Model) -> Result<SiteReport> {
                     .unwrap_or_else(|| default_cache_path(&opts.out)),
             ),
             progress: false,
+            whole_file: false,
         },
         model,
         &embedder,

@@ -72,6 +72,7 @@ fn a_site_threshold_overrides_the_models() {
         config,
         cache: None,
         progress: false,
+        whole_file: true,
     };
     lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
     let bundle = Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
@@ -523,7 +524,9 @@ fn site_builds_first_and_escapes_the_base_url() {
     assert_eq!(r.pages, 3);
     let html = std::fs::read_to_string(out.path().join("site/index.html")).unwrap();
     assert!(!html.contains("<script>alert(1)"), "{html}");
-    assert!(out.path().join("site/search.lantern").exists());
+    // One form published: the split one.
+    assert!(out.path().join("site/search.lantern.d/meta.bin").is_file());
+    assert!(!out.path().join("site/search.lantern").exists());
     let manifest = std::fs::read_to_string(out.path().join("site/model/manifest.json")).unwrap();
     assert!(
         manifest.contains("\"model-"),
@@ -607,8 +610,22 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         config,
         cache: Some(cache.path().join("site.cache")),
         progress: false,
+        whole_file: false,
     };
+    // A whole file and its compressed copy from an earlier release, which published both forms.
+    common::write(site.path(), "lantern/search.lantern", b"old");
+    common::write(site.path(), "lantern/search.lantern.gz", b"old");
     let first = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
+    assert!(site
+        .path()
+        .join("lantern/search.lantern.d/meta.bin")
+        .is_file());
+    for gone in ["lantern/search.lantern", "lantern/search.lantern.gz"] {
+        assert!(
+            !site.path().join(gone).exists(),
+            "{gone}: one form published"
+        );
+    }
     // An older runtime's module, which this publish no longer has.
     common::write(
         site.path(),

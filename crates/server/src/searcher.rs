@@ -12,6 +12,11 @@ use lantern_engine::{Bundle, Engine, Filter, Mode, QueryTable, Results};
 
 /// The file to read and, for a split bundle, the folder of its shards.
 fn split_paths(path: &Path) -> (PathBuf, Option<PathBuf>) {
+    // `site.lantern` names a bundle in either form: a published site has only `site.lantern.d`.
+    let folder = split_folder(path);
+    if !path.exists() && folder.is_dir() {
+        return (folder.join(lantern_engine::SPLIT_META), Some(folder));
+    }
     if path.is_dir() {
         return (
             path.join(lantern_engine::SPLIT_META),
@@ -25,6 +30,13 @@ fn split_paths(path: &Path) -> (PathBuf, Option<PathBuf>) {
         Some(dir) if is_meta => (path.to_path_buf(), Some(dir.to_path_buf())),
         _ => (path.to_path_buf(), None),
     }
+}
+
+/// The folder of `path`'s split form: `site.lantern` -> `site.lantern.d`.
+fn split_folder(path: &Path) -> PathBuf {
+    let mut folder = path.as_os_str().to_owned();
+    folder.push(lantern_engine::SPLIT_DIR_SUFFIX);
+    folder.into()
 }
 
 /// An opened bundle and, when vectors are wanted, the embedder of its model.
@@ -55,8 +67,9 @@ impl Searcher {
     /// Opens the bundle at `path` with `model` (checked against the bundle), or keyword-only
     /// when `model` is `None`.
     ///
-    /// `path` may also be a split bundle: its folder (`site.lantern.d`) or its meta file; every
-    /// shard the meta lists is then read from that folder.
+    /// `path` may also be a split bundle: its folder (`site.lantern.d`), its meta file, or the
+    /// whole file's name when only the split form is there; every shard the meta lists is then
+    /// read from that folder.
     pub fn open(path: &Path, model: Option<&Model>) -> Result<Searcher> {
         let (file, split_dir) = split_paths(path);
         let bytes = read_bounded(&file, MAX_BUNDLE_FILE_BYTES, Links::Follow)?;

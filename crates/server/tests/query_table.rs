@@ -276,6 +276,7 @@ fn rank_zero_writes_no_table_and_removes_an_old_one() {
             config,
             cache: None,
             progress: false,
+            whole_file: true,
         },
         &m.model,
         &m.embedder,

@@ -179,6 +179,7 @@ fn partitioned() -> &'static Built {
                 config,
                 cache: Some(built().dir.path().join("cache")),
                 progress: false,
+                whole_file: true,
             },
             &m.model,
             &m.embedder,
@@ -274,6 +275,29 @@ fn the_cli_reads_a_split_folder_and_explains_what_a_query_reads() {
             "{name} as on disk"
         );
     }
+}
+
+#[test]
+fn a_published_sites_bundle_is_opened_by_its_name_from_the_split_form() {
+    // `lantern build SITE` publishes only `search.lantern.d/`; readers keep naming the bundle.
+    let b = built();
+    let site = tempfile::tempdir().unwrap();
+    copy_dir(&split_dir(&b.bundle), &site.path().join("search.lantern.d"));
+    let named = site.path().join("search.lantern");
+    let opened = Searcher::open(&named, None).unwrap();
+    let whole = Searcher::open(&b.bundle, None).unwrap();
+    assert_eq!(
+        opened.engine().bundle().to_bytes().unwrap(),
+        whole.engine().bundle().to_bytes().unwrap()
+    );
+    // Neither form there: the error names the file asked for.
+    let err = format!(
+        "{:#}",
+        Searcher::open(&site.path().join("other.lantern"), None)
+            .err()
+            .expect("refused")
+    );
+    assert!(err.contains("other.lantern"), "{err}");
 }
 
 #[test]

@@ -43,6 +43,7 @@ pub fn build_dir(docs: &Path, out: &Path, cache: Option<PathBuf>) -> anyhow::Res
             config: Config::default(),
             cache,
             progress: false,
+            whole_file: true,
         },
         &m.model,
         &m.embedder,

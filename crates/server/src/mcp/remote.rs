@@ -45,8 +45,15 @@ pub fn default_cache_dir() -> Option<PathBuf> {
 pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Result<Loaded> {
     if !is_url(source) {
         let path = Path::new(source);
-        let bytes =
-            crate::files::read_bounded(path, MAX_REMOTE_BYTES, crate::files::Links::Follow)?;
+        let bytes = if path.is_file() {
+            crate::files::read_bounded(path, MAX_REMOTE_BYTES, crate::files::Links::Follow)?
+        } else {
+            // The split form (a published site's only one): its shards joined into one file.
+            crate::Searcher::open(path, None)?
+                .engine()
+                .bundle()
+                .to_bytes()?
+        };
         let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
         return Ok(Loaded {
             bytes,
@@ -75,7 +82,11 @@ pub async fn load(source: &str, cache_dir: Option<&Path>, refresh: bool) -> Resu
             }
         }
     }
-    let bytes = fetch(&url, &shown).await?;
+    let bytes = match fetch(&url, &shown, MAX_REMOTE_BYTES).await? {
+        Some(bytes) => bytes,
+        // A published site has the split form only: `search.lantern.d/`.
+        None => fetch_split(&url, &shown).await?,
+    };
     Bundle::from_bytes(&bytes)
         .with_context(|| format!("the bundle at {source} is not a usable Lantern bundle"))?;
     if let Some(path) = &cached {
@@ -110,8 +121,63 @@ pub fn without_credentials(url: &reqwest::Url) -> reqwest::Url {
     shown
 }
 
-/// Fetches `url` (its credentials, if any, sent as basic authentication); messages name `shown`.
-async fn fetch(url: &reqwest::Url, shown: &reqwest::Url) -> Result<Vec<u8>> {
+/// Shards of a split bundle fetched at once.
+const SHARD_FETCHES: usize = 8;
+
+/// `url`'s split form, `URL.d/meta.bin` and the shards it lists, joined into one bundle file.
+async fn fetch_split(url: &reqwest::Url, shown: &reqwest::Url) -> Result<Vec<u8>> {
+    let in_folder = |name: &str| {
+        let mut u = url.clone();
+        u.set_path(&format!(
+            "{}{}/{name}",
+            url.path(),
+            lantern_engine::SPLIT_DIR_SUFFIX
+        ));
+        u.set_query(None);
+        u
+    };
+    let meta_url = in_folder(lantern_engine::SPLIT_META);
+    let Some(meta) = fetch(&meta_url, &without_credentials(&meta_url), MAX_REMOTE_BYTES).await?
+    else {
+        bail!("fetching {shown}: the server answered 404 Not Found (and has no split form at {shown}.d/)");
+    };
+    let mut bundle = Bundle::from_bytes(&meta)
+        .with_context(|| format!("the bundle at {shown} is not a usable Lantern bundle"))?;
+    let wanted: Vec<(String, u64)> = bundle
+        .shard_files()
+        .into_iter()
+        .map(|name| {
+            let max = bundle.shard_max_len(&name).unwrap_or(0);
+            (name, max)
+        })
+        .collect();
+    let total: u64 = wanted.iter().map(|(_, max)| max).sum();
+    if total > MAX_REMOTE_BYTES {
+        bail!("the bundle at {shown} is larger than {MAX_REMOTE_BYTES} bytes");
+    }
+    let mut shards = futures_util::stream::iter(wanted.into_iter().map(|(name, max)| {
+        let shard_url = in_folder(&name);
+        async move {
+            let shown = without_credentials(&shard_url);
+            match fetch(&shard_url, &shown, max).await? {
+                Some(bytes) => Ok((name, bytes)),
+                None => bail!("fetching {shown}: the server answered 404 Not Found"),
+            }
+        }
+    }))
+    .buffer_unordered(SHARD_FETCHES);
+    while let Some(shard) = shards.next().await {
+        let (name, bytes) = shard?;
+        bundle
+            .add_shard(&name, &bytes)
+            .with_context(|| format!("the shard {name} of the bundle at {shown}"))?;
+    }
+    Ok(bundle.to_bytes()?)
+}
+
+/// Fetches `url` (its credentials, if any, sent as basic authentication), at most `max` bytes;
+/// `None` when the server has no such file (404). Messages name `shown`.
+async fn fetch(url: &reqwest::Url, shown: &reqwest::Url, max: u64) -> Result<Option<Vec<u8>>> {
     let client = reqwest::Client::builder()
         .timeout(FETCH_TIMEOUT)
         .build()
@@ -123,11 +189,14 @@ async fn fetch(url: &reqwest::Url, shown: &reqwest::Url) -> Result<Vec<u8>> {
         .map_err(|e| anyhow::Error::new(e.without_url()))
         .with_context(|| format!("fetching {shown}"))?;
     let status = res.status();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
     if !status.is_success() {
         bail!("fetching {shown}: the server answered {status}");
     }
-    if res.content_length().is_some_and(|n| n > MAX_REMOTE_BYTES) {
-        bail!("the bundle at {shown} is larger than {MAX_REMOTE_BYTES} bytes");
+    if res.content_length().is_some_and(|n| n > max) {
+        bail!("{shown} is larger than {max} bytes");
     }
     let mut bytes = Vec::new();
     let mut body = res.bytes_stream();
@@ -135,12 +204,12 @@ async fn fetch(url: &reqwest::Url, shown: &reqwest::Url) -> Result<Vec<u8>> {
         let chunk = chunk
             .map_err(|e| anyhow::Error::new(e.without_url()))
             .with_context(|| format!("reading {shown}"))?;
-        if bytes.len() as u64 + chunk.len() as u64 > MAX_REMOTE_BYTES {
-            bail!("the bundle at {shown} is larger than {MAX_REMOTE_BYTES} bytes");
+        if bytes.len() as u64 + chunk.len() as u64 > max {
+            bail!("{shown} is larger than {max} bytes");
         }
         bytes.extend_from_slice(&chunk);
     }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 /// Writes the cache file whole or not at all.
