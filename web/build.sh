@@ -10,7 +10,7 @@ cd "$root"
 out="${1:-out/web/lantern}"
 bash web/runtime/build.sh "$out"
 # The UI module carries the search core. Two builds: ui/ stems English (and the languages
-# without a stemmer), ui-intl/ every language; `lantern build --site` publishes the one a
+# without a stemmer), ui-intl/ every language; `lantern build SITE_DIR` publishes the one a
 # bundle needs under ui/ (crates/indexer/src/publish.rs).
 for variant in ui ui-intl; do
   features=""

@@ -337,6 +337,8 @@ impl BuildArgs {
         if let Some(s) = self.slugs {
             config.slugs = s;
         }
+        // Before the model loads or anything is written.
+        config.validate()?;
         let out = match &self.out {
             Some(out) => out.clone(),
             None => {

@@ -44,7 +44,7 @@ pub enum Error {
     #[error("model manifest: {0}")]
     Manifest(String),
     /// The bundle needs a stemmer this build leaves out ([`crate::Lang::stemmed_here`]).
-    #[error("the bundle has pages in {0:?}, which this search core does not stem (it is the small one, for English): publish with `lantern build --site`, which ships the search core for the bundle's languages")]
+    #[error("the bundle has pages in {0:?}, which this search core does not stem (it is the small one, for English): publish it with `lantern build SITE_DIR` (or `lantern site`), which ships the search core for the bundle's languages")]
     UnsupportedLanguage(crate::Lang),
     /// Decoded, but its parts do not refer to each other correctly.
     #[error("bundle is inconsistent: {0}")]

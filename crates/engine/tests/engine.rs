@@ -246,6 +246,29 @@ fn excerpts_cut_after_wide_whitespace() {
     }
 }
 
+#[test]
+fn a_bundle_whose_page_links_run_script_is_refused() {
+    // A reader follows page links: a tampered bundle may not turn them into script.
+    for (url, ok) in [
+        ("/guide/t.html", true),
+        ("https://docs.example.com/t.html", true),
+        ("javascript:alert(1)//", false),
+        (" javascript:alert(1)", false),
+        ("data:text/html,x", false),
+    ] {
+        let mut w = toy_writer();
+        let p = w.add_page(url, "T", "t.md", lantern_engine::Lang::English);
+        w.add_chunk(p, vec!["T".into()], "t", "zebrafinch");
+        let bundle = w.finish(vec![vec![1.0, 0.0, 0.0, 0.0]]).unwrap();
+        let read = Bundle::from_bytes(&bundle.to_bytes().unwrap());
+        assert_eq!(read.is_ok(), ok, "{url:?}");
+        if !ok {
+            let e = read.err().unwrap().to_string();
+            assert!(e.contains("http(s)"), "{e}");
+        }
+    }
+}
+
 /// The toy model's manifest, as a browser fetches it; `extra` adds fields.
 fn toy_manifest(extra: &str) -> Vec<u8> {
     format!(
@@ -503,7 +526,8 @@ fn a_french_bundle_needs_the_build_with_every_stemmer() {
         }
         (Err(e), false) => {
             assert!(e.to_string().contains("French"), "{e}");
-            assert!(e.to_string().contains("lantern build --site"), "{e}");
+            assert!(e.to_string().contains("lantern build SITE_DIR"), "{e}");
+            assert!(!e.to_string().contains("--site"), "no such flag: {e}");
         }
         (r, every) => panic!("all-languages {every}: {:?}", r.err()),
     }

@@ -195,8 +195,11 @@ impl Config {
                 self.vector_partitions
             );
         }
-        if self.base_url.chars().any(char::is_control) {
-            anyhow::bail!("base_url contains control characters");
+        if !lantern_engine::is_safe_link(&self.base_url) {
+            anyhow::bail!(
+                "base_url must be a path (/docs/) or an http(s) URL (https://example.com/docs/), not {:?}",
+                self.base_url
+            );
         }
         Ok(())
     }
@@ -281,11 +284,21 @@ mod tests {
             "abstain_cosine = inf",
             "abstain_cosine = -5.0",
             "max_file_bytes = 0",
+            "base_url = 'javascript:alert(1)//'",
+            "base_url = ' javascript:alert(1)'",
+            "base_url = 'data:text/html,x'",
         ] {
             let c: Config = toml::from_str(text).unwrap();
             assert!(c.validate().is_err(), "{text}");
         }
         assert!(Config::default().validate().is_ok());
+        for text in [
+            "base_url = 'https://docs.example.com/x/'",
+            "base_url = '//cdn.example/'",
+        ] {
+            let c: Config = toml::from_str(text).unwrap();
+            assert!(c.validate().is_ok(), "{text}");
+        }
     }
 
     #[test]

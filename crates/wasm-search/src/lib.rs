@@ -143,7 +143,7 @@ impl SearchIndex {
             .map_err(js)?;
         let Some(packed) = packed_file else {
             return Err(JsError::new(
-                "the model folder publishes no packed model for browsers (prepare it with `lantern prepare-model`)",
+                "the model folder publishes no packed model for browsers (publish the site with `lantern build SITE_DIR`, which writes one)",
             ));
         };
         check_file_name(&packed).map_err(js)?;

@@ -54,7 +54,7 @@ fn answered(text: &str, passages: Vec<Passage>) -> impl IntoView {
                 .map(|s| match s {
                     Segment::Cite(n) => match passages.iter().find(|x| x.n == n) {
                         Some(x) => view! {
-                            <a class="cite" href=x.url.clone() title=x.breadcrumb.clone()>{format!("[{n}]")}</a>
+                            <a class="cite" href=crate::results::safe_href(&x.url) title=x.breadcrumb.clone()>{format!("[{n}]")}</a>
                         }
                         .into_any(),
                         None => format!("[{n}]").into_any(),
@@ -67,7 +67,7 @@ fn answered(text: &str, passages: Vec<Passage>) -> impl IntoView {
         .collect_view();
     let list = passages
         .into_iter()
-        .map(|x| view! { <li><a href=x.url>{format!("[{}] {}", x.n, x.breadcrumb)}</a><p>{x.text}</p></li> })
+        .map(|x| view! { <li><a href=crate::results::safe_href(&x.url)>{format!("[{}] {}", x.n, x.breadcrumb)}</a><p>{x.text}</p></li> })
         .collect_view();
     view! {
         <div class="answer-text">{paras}</div>

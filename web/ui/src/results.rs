@@ -45,7 +45,7 @@ pub fn ResultsBody() -> impl IntoView {
                     };
                     view! {
                         <p class="more" role="presentation">
-                            <a href=g.url.clone() tabindex="-1">{label}</a>
+                            <a href=safe_href(&g.url) tabindex="-1">{label}</a>
                         </p>
                     }
                 });
@@ -145,7 +145,7 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
             on:mousemove=move |_| ctx.active.set(index)
         >
             <a
-                href=url.clone()
+                href=safe_href(&url)
                 on:click=move |ev| {
                     ev.prevent_default();
                     ctx.go(&url);
@@ -174,5 +174,15 @@ fn mode_used(r: &Results) -> String {
         "keyword + quick meaning results".into()
     } else {
         format!("{} results", r.mode.label().to_lowercase())
+    }
+}
+
+/// A link's `href`: the URL when a reader may follow it (`lantern_engine::is_safe_link`), else
+/// none that leads anywhere.
+pub(crate) fn safe_href(url: &str) -> String {
+    if lantern_engine::is_safe_link(url) {
+        url.to_string()
+    } else {
+        "#".to_string()
     }
 }

@@ -103,6 +103,10 @@ impl Ctx {
 
     /// Opens a result (remembering the query).
     pub fn go(self, url: &str) {
+        // Whatever a bundle says, only a path or an http(s) link is followed.
+        if !lantern_engine::is_safe_link(url) {
+            return;
+        }
         recent::remember(&self.query.get_untracked());
         if let Some(w) = web_sys::window() {
             let _ = w.location().assign(url);

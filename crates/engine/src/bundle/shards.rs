@@ -219,6 +219,10 @@ impl Bundle {
         {
             return bad("a chunk's page differs from the page table");
         }
+        // Page links are followed by readers: a tampered bundle may not send them to script.
+        if s.pages.iter().any(|(_, p)| !crate::is_safe_link(&p.url)) {
+            return bad("a page's URL is not a path or an http(s) link");
+        }
         for (id, page) in s.pages {
             let filters = std::mem::take(&mut self.pages[id as usize].filters);
             self.pages[id as usize] = page;
