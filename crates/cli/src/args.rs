@@ -342,6 +342,7 @@ impl BuildArgs {
         let out = match &self.out {
             Some(out) => out.clone(),
             None => {
+                lantern_indexer::publish::check_site(&self.docs)?;
                 // A built site: its pages are HTML whatever else it holds, and what Lantern
                 // published there last time is not a page.
                 if config.input == Input::Markdown {

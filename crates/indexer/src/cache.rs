@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 const CACHE_VERSION: u32 = 2;
+/// Largest cache file read: about 650,000 sections of 384 values, far past any docs site.
+const MAX_CACHE_BYTES: u64 = 1 << 30;
 
 #[derive(Serialize, Deserialize)]
 struct CacheFile {
@@ -63,6 +65,26 @@ impl EmbeddingCache {
     /// Loads the cache at `path`. A missing file is an empty cache; an unreadable one or one made
     /// by another model is discarded, with the reason returned for a warning.
     pub fn load(path: &Path, model_sha256: &str) -> (Self, Option<String>) {
+        // Only a regular file of a sane size is read: a FIFO would block the build, a link to
+        // /dev/zero would never end.
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return (
+                    Self::empty(model_sha256),
+                    Some("cache is not a regular file; embedding everything".into()),
+                )
+            }
+            Ok(m) if m.len() > MAX_CACHE_BYTES => {
+                return (
+                    Self::empty(model_sha256),
+                    Some(format!(
+                        "cache is {} bytes, more than {MAX_CACHE_BYTES}; embedding everything",
+                        m.len()
+                    )),
+                )
+            }
+            _ => {}
+        }
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -147,5 +169,30 @@ impl EmbeddingCache {
             entries,
         };
         crate::write_atomic(path, &postcard::to_allocvec(&file)?)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::EmbeddingCache;
+
+    #[test]
+    fn a_cache_that_is_not_a_regular_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo.cache");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let zero = dir.path().join("zero.cache");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [fifo, zero] {
+            // Returns at once (a FIFO with no writer would block a read forever).
+            let (c, warning) = EmbeddingCache::load(&path, "model");
+            assert!(c.entries.is_empty());
+            let warning = warning.expect("a warning");
+            assert!(warning.contains("not a regular file"), "{warning}");
+        }
     }
 }

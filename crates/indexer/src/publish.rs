@@ -90,6 +90,45 @@ fn embeds_with_the_model(rel: &str) -> bool {
 /// them and the packaged binary carries them.
 pub type RuntimeFiles<'a> = &'a [(&'a str, &'a [u8])];
 
+/// Folders under [`PUBLISH_FOLDER`] that a publish writes into.
+const WRITTEN_FOLDERS: [&str; 5] = ["model", "pkg", "ui", "ui-intl", "search.lantern.d"];
+
+/// Checks `site` before anything is written into it: a real folder that is not the file
+/// system's root or the user's home (a mistyped path would publish into them), whose
+/// [`PUBLISH_FOLDER`] and the folders in it, where they exist, are real folders too: a symbolic
+/// link would take the files written, and the stale ones deleted, somewhere else.
+pub fn check_site(site: &Path) -> Result<()> {
+    let real = site
+        .canonicalize()
+        .with_context(|| format!("opening {}", site.display()))?;
+    if !real.is_dir() {
+        bail!("{} is not a folder", site.display());
+    }
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    if real.parent().is_none() || home.as_deref() == Some(real.as_path()) {
+        bail!(
+            "{} is not a built site: point lantern at your generator's output folder (site/, book/, public/...)",
+            real.display()
+        );
+    }
+    let folder = site.join(PUBLISH_FOLDER);
+    let inner = WRITTEN_FOLDERS.iter().map(|f| folder.join(f));
+    for path in std::iter::once(folder.clone()).chain(inner) {
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => bail!(
+                "{} is a symbolic link: lantern writes only into real folders inside the site (remove the link, or publish with --out)",
+                path.display()
+            ),
+            Ok(m) if !m.is_dir() => bail!(
+                "{} is a file, not the folder lantern publishes into",
+                path.display()
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Where a site's embedding cache lives between deploys: the user's cache folder
 /// (`$XDG_CACHE_HOME` or `~/.cache`, `lantern/builds/`), one file per site, named by the
 /// site folder's absolute path. `None` when the machine has no home folder.

@@ -18,6 +18,8 @@ use tower_http::services::ServeDir;
 
 /// Longest path segment served; file systems allow 255 bytes a name.
 const MAX_SEGMENT_BYTES: usize = 255;
+/// Longest request path served (Linux's PATH_MAX is 4096 bytes): longer is 414, not a failed open.
+const MAX_PATH_BYTES: usize = 4096;
 
 /// Whether `path` (the request's URL path) may be served from `root` (canonical): no hidden
 /// files, no over-long names, no `//` (which would redirect to another host), and nothing that
@@ -36,11 +38,24 @@ pub fn allowed(root: &Path, path: &str) -> bool {
         }
         on_disk.push(seg);
     }
-    // A missing file is the file server's 404; an existing one must resolve inside the root.
-    match on_disk.canonicalize() {
-        Ok(real) => real.starts_with(root),
-        Err(_) => true,
+    // Every file the file server may open for this path (a folder's index.html, the copies
+    // compressed ahead): a missing one is its 404, an existing one must resolve inside the root.
+    let mut opened = vec![on_disk.clone()];
+    if path.ends_with('/') || on_disk.is_dir() {
+        opened.push(on_disk.join("index.html"));
     }
+    let sibling = |p: &Path, ext: &str| {
+        let mut s = p.as_os_str().to_owned();
+        s.push(ext);
+        PathBuf::from(s)
+    };
+    opened
+        .iter()
+        .flat_map(|p| [p.clone(), sibling(p, ".gz"), sibling(p, ".br")])
+        .all(|p| match p.canonicalize() {
+            Ok(real) => real.starts_with(root),
+            Err(_) => true,
+        })
 }
 
 fn percent_decode(s: &str) -> std::result::Result<String, ()> {
@@ -51,6 +66,9 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
 }
 
 async fn guard(State(root): State<Arc<PathBuf>>, req: Request, next: Next) -> Response {
+    if req.uri().path().len() > MAX_PATH_BYTES {
+        return StatusCode::URI_TOO_LONG.into_response();
+    }
     if allowed(&root, req.uri().path()) {
         next.run(req).await
     } else {
@@ -147,5 +165,30 @@ mod tests {
         assert!(!allowed(&root, &format!("/{}", "a".repeat(300))));
         #[cfg(unix)]
         assert!(!allowed(&root, "/link/x.txt"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_out_through_compressed_copies_and_folder_indexes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "secret").unwrap();
+        std::fs::write(root.join("page.html"), "page").unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("page.html.gz")).unwrap();
+        std::fs::write(root.join("app.js"), "js").unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("app.js.br")).unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("sub/index.html")).unwrap();
+        std::fs::create_dir(root.join("fine")).unwrap();
+        std::fs::write(root.join("fine/index.html"), "fine").unwrap();
+        std::fs::write(root.join("fine/index.html.gz"), "gz").unwrap();
+        for refused in ["/page.html", "/app.js", "/sub/", "/sub"] {
+            assert!(!allowed(&root, refused), "{refused}");
+        }
+        for ok in ["/fine/", "/fine", "/fine/index.html"] {
+            assert!(allowed(&root, ok), "{ok}");
+        }
     }
 }

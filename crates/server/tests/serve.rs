@@ -45,6 +45,22 @@ async fn only_the_sites_own_visible_files_are_served() {
     assert_eq!(get(format!("/{}", "a".repeat(300))).await.0, 404);
     #[cfg(unix)]
     assert_eq!(get("/link/x.txt".into()).await.0, 404);
+    // An absurd path is refused as one, not a failed open.
+    assert_eq!(get("/a".repeat(8_000)).await.0, 414);
+    #[cfg(unix)]
+    {
+        // A compressed copy that links out is not sent, even to a client asking for it.
+        std::fs::write(root.join("page.html"), "page").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("x.txt"), root.join("page.html.gz"))
+            .unwrap();
+        let r = client
+            .get(format!("http://{addr}/page.html"))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 404);
+    }
     let (status, location, _) = get("//sub".into()).await;
     assert!(
         status == 404 && location.is_none(),
