@@ -45,9 +45,13 @@ const NOT_NESTING: &[&str] = &[
 ];
 
 /// An upper bound on how deep the page's elements nest, from its tags alone (before parsing,
-/// so a hostile page costs one linear scan).
+/// so a hostile page costs one linear scan). As HTML5 parses: `<div/>` opens a div (the slash
+/// closes an element only inside `<svg>` or `<math>`), and an end tag with no open element of
+/// its name closes nothing.
 fn nesting_depth(text: &str) -> usize {
     let (mut depth, mut max) = (0usize, 0usize);
+    let mut open: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut foreign = 0usize;
     let bytes = text.as_bytes();
     let mut i = 0;
     while let Some(off) = bytes[i..].iter().position(|&b| b == b'<') {
@@ -65,15 +69,31 @@ fn nesting_depth(text: &str) -> usize {
         if NOT_NESTING.contains(&name.as_str()) {
             continue;
         }
-        let self_closing = bytes[end..]
-            .iter()
-            .position(|&b| b == b'>')
-            .is_some_and(|n| n > 0 && bytes[end + n - 1] == b'/');
+        let is_foreign_root = name == "svg" || name == "math";
+        let self_closing = foreign > 0
+            && bytes[end..]
+                .iter()
+                .position(|&b| b == b'>')
+                .is_some_and(|n| n > 0 && bytes[end + n - 1] == b'/');
         if closing {
-            depth = depth.saturating_sub(1);
+            match open.get_mut(&name) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    depth = depth.saturating_sub(1);
+                    if is_foreign_root {
+                        foreign = foreign.saturating_sub(1);
+                    }
+                }
+                // A stray end tag: the parser ignores it.
+                _ => {}
+            }
         } else if !self_closing {
+            *open.entry(name).or_default() += 1;
             depth += 1;
             max = max.max(depth);
+            if is_foreign_root {
+                foreign += 1;
+            }
         }
     }
     max
@@ -577,6 +597,24 @@ mod tests {
         assert_eq!(parse_html(&deep, "x"), Err(HtmlSkip::TooDeep(100_000)));
         let bold = "<b>".repeat(100_000) + "x";
         assert!(matches!(parse_html(&bold, "x"), Err(HtmlSkip::TooDeep(_))));
+        // The slash does not close a div, and stray end tags close nothing: refused by the
+        // scan before the tree builder sees them.
+        for deep in [
+            "<div/>".repeat(100_000) + "x",
+            "<div></b></i>".repeat(100_000) + "x",
+        ] {
+            assert!(
+                matches!(parse_html(&deep, "x"), Err(HtmlSkip::TooDeep(_))),
+                "{}",
+                &deep[..20]
+            );
+        }
+        // Inside SVG the slash does close: a drawing of many paths is not deep.
+        let drawing = format!(
+            "<svg>{}</svg><p>after</p>",
+            "<path d='M0 0'/>".repeat(5_000)
+        );
+        assert!(parse_html(&drawing, "x").is_ok());
         // Deep but allowed, and unclosed paragraphs and list items do not count.
         let ok = "<div>".repeat(MAX_DEPTH) + "deep text" + &"<p>para<li>item".repeat(5_000);
         let p = parse(&ok);
