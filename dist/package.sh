@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the self-contained `lantern` and the packages site owners install it from, into OUT
 # (default out/dist):
-#   lantern                                   the binary (Linux x86-64): it carries the browser
+#   lantern                                   the binary (Linux x86-64, static): it carries the browser
 #                                             runtime, the widget, the service worker and the model
 #   lantern-VERSION-x86_64-linux.tar.gz       the binary to download
 #   lantern-docs-search-VERSION.tgz           the npm package (`npx lantern build site/`)
@@ -28,12 +28,22 @@ cp -r tests/corpus/built-site/. "$work/site/"
   --model-dir models/minilm >/dev/null
 cp -r "$work/site/lantern/model" "$work/assets/model"
 
-# The binary, carrying both.
-LANTERN_ASSETS_DIR="$work/assets" cargo build --quiet --release -p lantern-cli
-cp target/release/lantern "$out/lantern"
+# The binary, carrying both, statically linked (musl): it runs on any Linux x86-64, whatever
+# its C library or version, so the wheel is manylinux and musllinux alike. Its own target
+# folder leaves the development binary as a plain build has it.
+target=x86_64-unknown-linux-musl
+rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+if ! command -v musl-gcc >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq musl-tools >/dev/null
+fi
+command -v musl-gcc >/dev/null || {
+  echo "dist/package.sh: the static build needs musl-gcc (Debian and Ubuntu: apt-get install musl-tools)" >&2
+  exit 1
+}
+LANTERN_ASSETS_DIR="$work/assets" cargo build --quiet --release -p lantern-cli --target "$target"
+cp "target/$target/release/lantern" "$out/lantern"
 strip "$out/lantern" 2>/dev/null || true
-# Leave the development binary as a plain build would have it.
-cargo build --quiet --release -p lantern-cli
 
 # The download.
 tar -C "$out" -czf "$out/lantern-$version-x86_64-linux.tar.gz" lantern

@@ -27,6 +27,26 @@ def glibc_floor(binary: Path) -> str:
     return f"{major}_{minor}"
 
 
+def is_static(binary: Path) -> bool:
+    """Whether the ELF binary asks for no program interpreter (no PT_INTERP): statically
+    linked, it runs on any Linux of its architecture, glibc or musl."""
+    data = binary.read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] != 2:  # 64-bit ELF only
+        return False
+    phoff = int.from_bytes(data[0x20:0x28], "little")
+    entsize = int.from_bytes(data[0x36:0x38], "little")
+    count = int.from_bytes(data[0x38:0x3A], "little")
+    types = [int.from_bytes(data[phoff + i * entsize : phoff + i * entsize + 4], "little") for i in range(count)]
+    return 3 not in types  # PT_INTERP
+
+
+def platform_tag(binary: Path) -> str:
+    """manylinux and musllinux alike for a static binary; else the glibc it needs."""
+    if is_static(binary):
+        return "manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64"
+    return f"manylinux_{glibc_floor(binary)}_x86_64"
+
+
 def record_line(name: str, data: bytes) -> str:
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     return f"{name},sha256={digest},{len(data)}"
@@ -34,7 +54,7 @@ def record_line(name: str, data: bytes) -> str:
 
 def main() -> None:
     binary, out_dir, version = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-    tag = f"py3-none-manylinux_{glibc_floor(binary)}_x86_64"
+    tag = f"py3-none-{platform_tag(binary)}"
     info = f"{NAME}-{version}.dist-info"
     files = {
         f"{NAME}-{version}.data/scripts/lantern": binary.read_bytes(),

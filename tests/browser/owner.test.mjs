@@ -202,7 +202,19 @@ test('the Python wheel: pip install into a fresh virtualenv puts a working lante
   const log = run(join(venv, 'bin/lantern'), ['build', site, '--quiet'], home);
   assert.match(log, /published search into/);
   assert.ok(existsSync(join(site, 'lantern/snippet.html')));
+  // Installs on any Linux x86-64 CI runs on, old glibc or musl: the binary is static.
+  assert.match(wheel, /-py3-none-manylinux_2_17_x86_64\.manylinux2014_x86_64\.musllinux_1_1_x86_64\.whl$/);
+  assert.ok(!hasInterpreter(join(venv, 'bin/lantern')), 'the installed lantern asks for no dynamic loader');
 });
+
+/** Whether an ELF64 file has a PT_INTERP program header (a dynamically linked executable). */
+function hasInterpreter(path) {
+  const b = readFileSync(path);
+  const phoff = Number(b.readBigUInt64LE(0x20));
+  const size = b.readUInt16LE(0x36);
+  const count = b.readUInt16LE(0x38);
+  return Array.from({ length: count }, (_, i) => b.readUInt32LE(phoff + i * size)).includes(3);
+}
 
 test('a site in German gets the UI module with every stemmer; an English one the smaller one', { skip }, async () => {
   const site = join(home, 'de-site');

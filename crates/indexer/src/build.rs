@@ -396,7 +396,12 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         }
     }
     Ok(BuildReport {
-        out: opts.out.clone(),
+        // What was written: the file, or the split form's folder alone.
+        out: if opts.whole_file {
+            opts.out.clone()
+        } else {
+            crate::split_dir(&opts.out)
+        },
         pages: bundle.header().pages as usize,
         chunks: bundle.header().chunks as usize,
         skipped,
