@@ -83,3 +83,59 @@ fn a_publish_folder_that_links_elsewhere_and_the_root_are_refused() {
     }
     assert!(!home.path().join("lantern").exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn output_cut_short_by_its_reader_is_not_an_error() {
+    // `lantern query ... | head -1`: the pipe closes early; no "error: Broken pipe".
+    use std::io::Read;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let bundle = tempfile::tempdir().unwrap();
+    let docs = tempfile::tempdir().unwrap();
+    for i in 0..400 {
+        std::fs::write(
+            docs.path().join(format!("p{i}.md")),
+            format!(
+                "# Page {i}\n\nAbout lanterns and their wicks, part {i}. {}\n",
+                "Oil and glass and light. ".repeat(20)
+            ),
+        )
+        .unwrap();
+    }
+    let out = bundle.path().join("b.lantern");
+    let built = lantern()
+        .arg("build")
+        .arg(docs.path())
+        .arg("--out")
+        .arg(&out)
+        .args(["--quiet", "--no-cache"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let mut child = lantern()
+        .current_dir(root)
+        .args(["query"])
+        .arg(&out)
+        .args(["lanterns wicks", "-k", "400", "--mode", "keyword"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one byte, then hang up.
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    assert!(status.success(), "{status:?}: {stderr}");
+}

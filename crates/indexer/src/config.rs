@@ -138,7 +138,12 @@ impl Input {
     /// What generators write that is not a page of the docs.
     pub fn default_exclude(self) -> Vec<String> {
         match self {
-            Input::Html => vec!["404.html".into(), "**/404.html".into()],
+            // Error pages, and Sphinx's generated indexes of terms and modules (its search
+            // page says noindex, and its `_sources/` copies are not HTML).
+            Input::Html => ["404.html", "genindex.html", "py-modindex.html"]
+                .iter()
+                .flat_map(|f| [f.to_string(), format!("**/{f}")])
+                .collect(),
             Input::Auto | Input::Markdown => Vec::new(),
         }
     }

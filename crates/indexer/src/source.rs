@@ -204,3 +204,27 @@ fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, SkipRea
         .map(str::to_owned)
         .unwrap_or(text))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_pages_that_are_not_docs_are_left_out_of_a_built_site() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("api")).unwrap();
+        for f in [
+            "index.html",
+            "404.html",
+            "genindex.html",
+            "py-modindex.html",
+            "api/genindex.html",
+            "api/client.html",
+        ] {
+            std::fs::write(dir.path().join(f), "<html><body><h1>x</h1></body></html>").unwrap();
+        }
+        let c = collect(dir.path(), &Config::default()).unwrap();
+        let rels: Vec<&str> = c.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["api/client.html", "index.html"]);
+    }
+}

@@ -159,6 +159,10 @@ fn ignored(node: ego_tree::NodeRef<'_, Node>, el: &scraper::node::Element) -> bo
                 .is_some_and(|e| heading_level(e.name()).is_some())
         });
     }
+    // Sphinx's and MkDocs' permalink marks ("¶"), on headings and on API entries alike.
+    if el.name() == "a" && el.classes().any(|c| c == "headerlink") {
+        return true;
+    }
     SKIPPED.contains(&el.name())
 }
 
@@ -574,6 +578,14 @@ mod tests {
                 ("Install > On Linux".into(), "linux".into(), "apt".into())
             ]
         );
+        // An API entry's mark (Sphinx puts one on every described object) is not text either.
+        let p = parse(
+            r##"<html><body><div role="main"><h1>Config</h1><dl class="py data"><dt class="sig sig-object py" id="SECRET_KEY">
+            <span class="sig-name descname">SECRET_KEY</span><a class="headerlink" href="#SECRET_KEY" title="Link to this definition">¶</a></dt>
+            <dd><p>A secret key.</p></dd></dl></div></body></html>"##,
+        );
+        let all = format!("{:?}", p.sections);
+        assert!(all.contains("SECRET_KEY") && !all.contains('¶'), "{all}");
     }
 
     #[test]
