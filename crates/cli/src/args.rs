@@ -340,7 +340,18 @@ impl BuildArgs {
         // Before the model loads or anything is written.
         config.validate()?;
         let out = match &self.out {
-            Some(out) => out.clone(),
+            Some(out) => {
+                // What an earlier `lantern build SITE` published there is not a page either.
+                let published = self.docs.join(PUBLISH_FOLDER);
+                if published
+                    .join(lantern_indexer::publish::SNIPPET_FILE)
+                    .is_file()
+                {
+                    config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
+                    config.exclude.push(SITE_SW_FILE.to_string());
+                }
+                out.clone()
+            }
             None => {
                 lantern_indexer::publish::check_site(&self.docs)?;
                 // A built site: its pages are HTML whatever else it holds, and what Lantern

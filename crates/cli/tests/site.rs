@@ -1,0 +1,50 @@
+//! `lantern build` on a built site, run as the real binary.
+
+use std::process::Command;
+
+fn lantern() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_lantern"));
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+#[test]
+fn a_bundle_built_with_out_leaves_out_what_lantern_published_in_the_site() {
+    let site = tempfile::tempdir().unwrap();
+    for (f, h) in [("index.html", "Home"), ("guide.html", "Guide")] {
+        std::fs::write(
+            site.path().join(f),
+            format!("<html><body><h1>{h}</h1><p>About {h}.</p></body></html>"),
+        )
+        .unwrap();
+    }
+    // What `lantern build SITE` leaves there: its search page and the snippet among others.
+    std::fs::create_dir(site.path().join("lantern")).unwrap();
+    for f in ["index.html", "snippet.html"] {
+        std::fs::write(
+            site.path().join("lantern").join(f),
+            "<html><body><h1>Search</h1><p>Search the docs.</p></body></html>",
+        )
+        .unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let bundle = out.path().join("b.lantern");
+    let built = lantern()
+        .arg("build")
+        .arg(site.path())
+        .arg("--out")
+        .arg(&bundle)
+        .args(["--quiet", "--no-cache"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&built.stdout);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    assert!(
+        stdout.contains(": 2 pages"),
+        "only the site's own pages: {stdout}"
+    );
+}
