@@ -89,12 +89,19 @@ impl Linear {
         let panels = self.n / COLS;
         let panel = |p: usize| &self.panels[p * self.k * COLS..(p + 1) * self.k * COLS];
         let mut write = |p: usize, t0: usize, sums: &[[f32; COLS]; TOKENS]| {
+            // Fixed-length slices: no bounds check per value, and the compiler's lanes (each
+            // value's arithmetic is the same, in the same order, as one at a time).
+            let cols = p * COLS..(p + 1) * COLS;
+            let scale: &[f32; COLS] = self.scale[cols.clone()].try_into().expect("a panel");
+            let bias: &[f32; COLS] = self.bias[cols.clone()].try_into().expect("a panel");
             for (i, row) in sums.iter().enumerate().take(t - t0) {
                 let tok = t0 + i;
                 let s = x.scales[tok];
-                for (c, &acc) in row.iter().enumerate() {
-                    let col = p * COLS + c;
-                    out[tok * self.n + col] = acc * s * self.scale[col] + self.bias[col];
+                let start = tok * self.n + p * COLS;
+                let dst: &mut [f32; COLS] =
+                    (&mut out[start..start + COLS]).try_into().expect("a panel");
+                for c in 0..COLS {
+                    dst[c] = row[c] * s * scale[c] + bias[c];
                 }
             }
         };
@@ -123,6 +130,24 @@ impl Quantized {
     /// Quantizes `x` (tokens rows of k values) per token; the token count is padded to whole
     /// groups with zero rows, which the layer computes and drops.
     pub(crate) fn new(x: &[f32], k: usize) -> Quantized {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { Self::new_avx2(x, k) };
+        }
+        Self::new_in_order(x, k)
+    }
+
+    /// The same arithmetic compiled for AVX2's lanes (each value is computed alone, so the
+    /// results are SSE2's and wasm's).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn new_avx2(x: &[f32], k: usize) -> Quantized {
+        Self::new_in_order(x, k)
+    }
+
+    #[inline(always)]
+    fn new_in_order(x: &[f32], k: usize) -> Quantized {
         let tokens = x.len() / k;
         let padded = tokens.div_ceil(TOKENS) * TOKENS;
         let mut pairs = vec![0i32; padded * k / 2];
