@@ -3,8 +3,21 @@
 # every Rust test with the real model, the retrieval-quality gate on every labelled set present,
 # the browser tests in headless Chromium against the wasm runtime, a site owner's path from the
 # npm and Python packages, then the MCP server with a real MCP client.
+#
+#   bash tests/run.sh          everything (the README's test command; what CI runs)
+#   bash tests/run.sh quick    fmt, clippy, and the tests that need no model, browser or corpus:
+#                              every crate's unit tests, the engine's and the CLI's messages
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = quick ]; then
+  cargo fmt --all -- --check
+  cargo clippy --workspace --all-targets --release -- -D warnings
+  cargo test --workspace --release --lib
+  cargo test --release -p lantern-engine --test engine
+  cargo test --release -p lantern-engine --features ts --test typescript
+  cargo test --release -p lantern-cli --test messages
+  exit 0
+fi
 bash models/fetch.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
