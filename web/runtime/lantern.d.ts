@@ -135,8 +135,9 @@ export type Results = {
  */
 mode: Mode,
 /**
- * The best sections, best first; then the best section of any of the best pages that
- * none of those belongs to.
+ * The sections shown, in the one order every surface gives them (the widget, `lantern
+ * query`, `--json`, MCP, `lantern eval`): page by page as [`Results::pages`] ranks them,
+ * each page's sections best first.
  */
 hits: Array<Hit>,
 /**

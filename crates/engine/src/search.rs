@@ -150,8 +150,9 @@ pub struct PageGroup {
 pub struct Results {
     /// The mode actually used (hybrid falls back to keyword without a query vector).
     pub mode: Mode,
-    /// The best sections, best first; then the best section of any of the best pages that
-    /// none of those belongs to.
+    /// The sections shown, in the one order every surface gives them (the widget, `lantern
+    /// query`, `--json`, MCP, `lantern eval`): page by page as [`Results::pages`] ranks them,
+    /// each page's sections best first.
     pub hits: Vec<Hit>,
     /// The same hits grouped by page, best page first (see [`PageScore`]).
     pub pages: Vec<PageGroup>,
@@ -581,6 +582,8 @@ impl Engine {
             })
             .collect();
         let pages = group_by_page(&hits, &page_scores, &more, &self.bundle);
+        // One ranking: the flat list follows the pages.
+        let hits: Vec<Hit> = pages.iter().flat_map(|g| g.hits.iter().cloned()).collect();
         Results {
             mode,
             hits,
