@@ -1,22 +1,11 @@
 //! What `lantern build` refuses before it writes anything, driven as a site owner runs it.
 
-use std::process::Command;
-
-fn lantern() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lantern"));
-    // The checkout, where the model is (as `bash models/fetch.sh` puts it).
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    c
-}
+mod common;
+use common::{built_site, lantern};
 
 #[test]
 fn a_base_url_that_would_run_script_is_refused_and_nothing_is_written() {
-    let site = tempfile::tempdir().unwrap();
-    std::fs::write(
-        site.path().join("index.html"),
-        "<html><body><h1>Home</h1><p>A page.</p></body></html>",
-    )
-    .unwrap();
+    let site = built_site(&[("index.html", "Home")]);
     for base in [
         "javascript:alert(1)//",
         " javascript:alert(1)",
@@ -42,12 +31,7 @@ fn a_base_url_that_would_run_script_is_refused_and_nothing_is_written() {
 #[cfg(unix)]
 #[test]
 fn a_publish_folder_that_links_elsewhere_and_the_root_are_refused() {
-    let site = tempfile::tempdir().unwrap();
-    std::fs::write(
-        site.path().join("index.html"),
-        "<html><body><h1>Home</h1><p>A page.</p></body></html>",
-    )
-    .unwrap();
+    let site = built_site(&[("index.html", "Home")]);
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("mine.txt"), "the owner's").unwrap();
     std::os::unix::fs::symlink(outside.path(), site.path().join("lantern")).unwrap();

@@ -1,23 +1,11 @@
 //! `lantern build` on a built site, run as the real binary.
 
-use std::process::Command;
-
-fn lantern() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_lantern"));
-    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-    c
-}
+mod common;
+use common::{built_site, lantern};
 
 #[test]
 fn a_bundle_built_with_out_leaves_out_what_lantern_published_in_the_site() {
-    let site = tempfile::tempdir().unwrap();
-    for (f, h) in [("index.html", "Home"), ("guide.html", "Guide")] {
-        std::fs::write(
-            site.path().join(f),
-            format!("<html><body><h1>{h}</h1><p>About {h}.</p></body></html>"),
-        )
-        .unwrap();
-    }
+    let site = built_site(&[("index.html", "Home"), ("guide.html", "Guide")]);
     // What `lantern build SITE` leaves there: its search page and the snippet among others.
     std::fs::create_dir(site.path().join("lantern")).unwrap();
     for f in ["index.html", "snippet.html"] {

@@ -135,15 +135,23 @@ impl Input {
         globs.iter().map(|g| g.to_string()).collect()
     }
 
-    /// What generators write that is not a page of the docs.
-    pub fn default_exclude(self) -> Vec<String> {
+    /// Pages generators write that index the docs rather than being part of them: skipped by
+    /// name (Sphinx's indexes of terms and modules; its search page says noindex itself, and
+    /// its `_sources/` copies are not HTML).
+    pub fn generated_pages(self) -> Vec<String> {
         match self {
-            // Error pages, and Sphinx's generated indexes of terms and modules (its search
-            // page says noindex, and its `_sources/` copies are not HTML).
-            Input::Html => ["404.html", "genindex.html", "py-modindex.html"]
+            Input::Html => ["genindex.html", "py-modindex.html"]
                 .iter()
                 .flat_map(|f| [f.to_string(), format!("**/{f}")])
                 .collect(),
+            Input::Auto | Input::Markdown => Vec::new(),
+        }
+    }
+
+    /// What generators write that is not a page of the docs.
+    pub fn default_exclude(self) -> Vec<String> {
+        match self {
+            Input::Html => vec!["404.html".into(), "**/404.html".into()],
             Input::Auto | Input::Markdown => Vec::new(),
         }
     }

@@ -51,6 +51,9 @@ pub enum SkipReason {
     /// The parser failed on it.
     #[error("could not be parsed")]
     Unparsable,
+    /// An index of the docs a generator writes (Sphinx's genindex.html, py-modindex.html).
+    #[error("a generated index of the docs, not a page of them")]
+    GeneratedIndex,
     /// Nothing left to index after extraction (empty, or headings only).
     #[error("no text to index")]
     NoText,
@@ -124,6 +127,7 @@ pub fn collect(root: &Path, config: &Config) -> Result<Collected> {
     let mut excludes = config.exclude.clone();
     excludes.extend(input.default_exclude());
     let exclude = globset(&excludes)?;
+    let generated = globset(&input.generated_pages())?;
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     for entry in walkdir::WalkDir::new(root).sort_by_file_name() {
@@ -157,6 +161,13 @@ pub fn collect(root: &Path, config: &Config) -> Result<Collected> {
         };
         let rel = parts.join("/");
         if !include.is_match(&rel) || exclude.is_match(&rel) {
+            continue;
+        }
+        if generated.is_match(&rel) {
+            skipped.push(Skipped {
+                path: rel,
+                reason: SkipReason::GeneratedIndex,
+            });
             continue;
         }
         match read_text(entry.path(), config.max_file_bytes) {
@@ -226,5 +237,15 @@ mod tests {
         let c = collect(dir.path(), &Config::default()).unwrap();
         let rels: Vec<&str> = c.files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, ["api/client.html", "index.html"]);
+        // The generated indexes are named skips; the error page is left out quietly.
+        let skipped: Vec<(&str, String)> = c
+            .skipped
+            .iter()
+            .map(|s| (s.path.as_str(), s.reason.to_string()))
+            .collect();
+        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert!(skipped
+            .iter()
+            .all(|(p, why)| p.ends_with("index.html") && why.contains("generated index")));
     }
 }
