@@ -123,3 +123,32 @@ fn output_cut_short_by_its_reader_is_not_an_error() {
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
     assert!(status.success(), "{status:?}: {stderr}");
 }
+
+#[test]
+fn a_folder_named_lantern_that_lantern_did_not_write_is_left_alone() {
+    // A blog post with the slug "lantern": the build refuses, and the post is still there.
+    let site = built_site(&[("index.html", "Home")]);
+    std::fs::create_dir(site.path().join("lantern")).unwrap();
+    let post = site.path().join("lantern/index.html");
+    std::fs::write(&post, "<h1>Why I love lanterns</h1>").unwrap();
+    let out = lantern()
+        .arg("build")
+        .arg(site.path())
+        .args(["--quiet", "--no-cache"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("did not write") && stderr.contains("lantern/index.html"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&post).unwrap(),
+        "<h1>Why I love lanterns</h1>"
+    );
+    let left: Vec<_> = std::fs::read_dir(site.path().join("lantern"))
+        .unwrap()
+        .collect();
+    assert_eq!(left.len(), 1, "nothing written beside it");
+}

@@ -90,6 +90,10 @@ fn embeds_with_the_model(rel: &str) -> bool {
 /// them and the packaged binary carries them.
 pub type RuntimeFiles<'a> = &'a [(&'a str, &'a [u8])];
 
+/// The list of files Lantern wrote under [`PUBLISH_FOLDER`] (and the site-wide worker), one
+/// path a line, relative to the site: what a later build may replace or delete.
+pub const MANIFEST_FILE: &str = ".lantern-files";
+
 /// Folders under [`PUBLISH_FOLDER`] that a publish writes into.
 const WRITTEN_FOLDERS: [&str; 5] = ["model", "pkg", "ui", "ui-intl", "search.lantern.d"];
 
@@ -126,7 +130,94 @@ pub fn check_site(site: &Path) -> Result<()> {
             _ => {}
         }
     }
+    let foreign = foreign_files(site)?;
+    if let Some(first) = foreign.first() {
+        bail!(
+            "{} holds {} file{} Lantern did not write ({}{}): lantern owns that folder and would replace or delete them; move them elsewhere (or, if they are an older Lantern's, delete the folder) and build again",
+            folder.display(),
+            foreign.len(),
+            if foreign.len() == 1 { "" } else { "s" },
+            first,
+            if foreign.len() > 1 { ", ..." } else { "" }
+        );
+    }
     Ok(())
+}
+
+/// Files under `site`'s publish folder, and a site-wide worker, that no build of Lantern wrote:
+/// not on the manifest, nor a compressed copy of a file on it. A folder published before
+/// manifests existed is known by its `snippet.html`, and taken as Lantern's whole.
+fn foreign_files(site: &Path) -> Result<Vec<String>> {
+    let folder = site.join(PUBLISH_FOLDER);
+    let listed: Option<HashSet<String>> = match std::fs::read_to_string(folder.join(MANIFEST_FILE))
+    {
+        Ok(text) => Some(text.lines().map(str::to_string).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("reading {}", folder.join(MANIFEST_FILE).display()))
+        }
+    };
+    let legacy = listed.is_none() && folder.join(SNIPPET_FILE).is_file();
+    if legacy {
+        return Ok(Vec::new());
+    }
+    let listed = listed.unwrap_or_default();
+    let ours = |rel: &str| {
+        let original = rel
+            .strip_suffix(".br")
+            .or_else(|| rel.strip_suffix(".gz"))
+            .unwrap_or(rel);
+        listed.contains(rel) || listed.contains(original)
+    };
+    let mut foreign: Vec<String> = published_files(site)?
+        .into_iter()
+        .filter(|rel| !ours(rel))
+        .collect();
+    if site.join(SITE_SW_FILE).exists() && !ours(SITE_SW_FILE) {
+        foreign.push(SITE_SW_FILE.to_string());
+    }
+    foreign.sort();
+    Ok(foreign)
+}
+
+/// Every file under `site`'s publish folder, relative to `site`, `/`-separated, the manifest
+/// itself left out.
+fn published_files(site: &Path) -> Result<Vec<String>> {
+    let folder = site.join(PUBLISH_FOLDER);
+    let mut out = Vec::new();
+    if !folder.is_dir() {
+        return Ok(out);
+    }
+    for entry in walkdir::WalkDir::new(&folder).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("listing {}", folder.display()))?;
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(site) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel != format!("{PUBLISH_FOLDER}/{MANIFEST_FILE}") {
+            out.push(rel);
+        }
+    }
+    Ok(out)
+}
+
+/// Writes the manifest: every file now in the publish folder (the build refused to start while
+/// any was not Lantern's) and the site-wide worker when there is one.
+fn write_manifest(site: &Path) -> Result<()> {
+    let mut files = published_files(site)?;
+    if site.join(SITE_SW_FILE).is_file() {
+        files.push(SITE_SW_FILE.to_string());
+    }
+    let mut text = files.join("\n");
+    text.push('\n');
+    write_atomic(
+        &site.join(PUBLISH_FOLDER).join(MANIFEST_FILE),
+        text.as_bytes(),
+    )
 }
 
 /// Where a site's embedding cache lives between deploys: the user's cache folder
@@ -292,6 +383,7 @@ pub fn publish(
     )?;
     let snippet = snippet(base, sw, meaning);
     write_atomic(&dir.join(SNIPPET_FILE), snippet.as_bytes())?;
+    write_manifest(site)?;
     Ok(Published { dir, snippet })
 }
 

@@ -579,7 +579,7 @@ fn site_builds_first_and_escapes_the_base_url() {
 /// publish; the next build after it does not index that folder, and embeds nothing again.
 #[test]
 fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
-    use lantern_indexer::publish::{publish, SwScope, PUBLISH_FOLDER};
+    use lantern_indexer::publish::{check_site, publish, SwScope, MANIFEST_FILE, PUBLISH_FOLDER};
     let m = common::model();
     let site = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
@@ -653,6 +653,29 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         p.snippet
     );
     assert!(!site.path().join("lantern-sw.js").exists());
+    // Lantern lists what it wrote; the next build may replace those, and their compressed
+    // copies, but an owner's file in the folder stops it before anything is written.
+    let manifest = std::fs::read_to_string(dir.join(MANIFEST_FILE)).unwrap();
+    for f in [
+        "lantern/widget.js",
+        "lantern/search.lantern.d/meta.bin",
+        "lantern/snippet.html",
+    ] {
+        assert!(manifest.lines().any(|l| l == f), "{f} in {manifest}");
+    }
+    common::write(
+        site.path(),
+        "lantern/widget.js.gz",
+        b"precompressed by the owner's CI",
+    );
+    check_site(site.path()).unwrap();
+    common::write(site.path(), "lantern/ui/logo.png", b"the owner's");
+    let err = format!("{:#}", check_site(site.path()).expect_err("refused"));
+    assert!(
+        err.contains("lantern/ui/logo.png") && err.contains("did not write"),
+        "{err}"
+    );
+    std::fs::remove_file(site.path().join("lantern/ui/logo.png")).unwrap();
     // The pages are English: the UI module that stems only English is the one to publish.
     assert_eq!(first.langs, [lantern_engine::Lang::English]);
     // The next deploy: the same pages, none embedded again, nothing of lantern/ indexed.
