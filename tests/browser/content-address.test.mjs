@@ -19,3 +19,22 @@ test("the service worker's content-addressed rule agrees with the engine's cases
   for (const p of cases.yes) assert.equal(context.immutable(p), true, p);
   for (const p of cases.no) assert.equal(context.immutable(p), false, p);
 });
+
+test('the service worker keeps a content-addressed response only when it is what its name says', async () => {
+  const scope = { addEventListener() {}, location: { origin: 'http://x' }, crypto: globalThis.crypto };
+  const context = vm.createContext({ self: scope, caches: {}, URL, Response });
+  vm.runInContext(readFileSync(join(root, 'web/widget/sw.js'), 'utf8'), context);
+  const wasm = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
+  const hex = Array.from(new Uint8Array(await crypto.subtle.digest('SHA-256', wasm)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const named = `/lantern/ui/lantern_ui_bg-${hex.slice(0, 12)}.wasm`;
+  const bin = { 'content-type': 'application/wasm' };
+  assert.equal(await context.keepable(named, new Response(wasm, { headers: bin })), true);
+  // A captive portal's page, or any other bytes, under that name: served once, never kept.
+  const portal = new Response('<html>Sign in to the Wi-Fi</html>', { headers: { 'content-type': 'text/html' } });
+  assert.equal(await context.keepable(named, portal), false);
+  assert.equal(await context.keepable(named, new Response(new Uint8Array([1, 2, 3]), { headers: bin })), false);
+  // A shard is checked by the search core on arrival; here only that it is not a page.
+  const shard = '/search.lantern.d/terms-0123456789abcdef-0.bin';
+  assert.equal(await context.keepable(shard, new Response(new Uint8Array([1]), { headers: { 'content-type': 'application/octet-stream' } })), true);
+  assert.equal(await context.keepable(shard, new Response('<html></html>', { headers: { 'content-type': 'text/html; charset=utf-8' } })), false);
+});

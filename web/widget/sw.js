@@ -64,13 +64,32 @@ async function forgetShards(base, keep) {
   }
 }
 
+/**
+ * Whether a response may be kept under its content-addressed name: a name made of a sha256
+ * (`stem-<hex>.ext`) must be the bytes' sha256; a shard (named by its group's xxh3, which the
+ * search core checks on arrival) at least must not be a web page.
+ */
+async function keepable(pathname, res) {
+  if (/^text\/html/i.test(res.headers.get('content-type') ?? '')) return false;
+  if (SHARD.test(pathname)) return true;
+  const m = pathname.match(/-([0-9a-f]{12,64})\.[a-z0-9]+$/);
+  if (!m || !self.crypto?.subtle) return Boolean(m);
+  const digest = new Uint8Array(await self.crypto.subtle.digest('SHA-256', await res.arrayBuffer()));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
+  return hex.startsWith(m[1]);
+}
+
 async function cacheFirst(req, url) {
   const cache = await caches.open(IMMUTABLE);
   const hit = await cache.match(req);
   if (hit) return hit;
   const res = await fetch(req);
   if (res.ok) {
-    await cache.put(req, res.clone());
+    // Kept for ever, so kept only when it is what its name says (a captive portal's page
+    // served under a module's name would otherwise break search for good).
+    const copy = res.clone();
+    if (!(await keepable(url.pathname, copy.clone()))) return res;
+    await cache.put(req, copy);
     // Drop older versions of the same file (same path up to the hash and extension).
     const [, stem, , ext] = url.pathname.match(HASHED);
     if (!SHARD.test(url.pathname) && !ROWS.test(url.pathname)) {

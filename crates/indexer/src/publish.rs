@@ -94,6 +94,25 @@ pub type RuntimeFiles<'a> = &'a [(&'a str, &'a [u8])];
 /// path a line, relative to the site: what a later build may replace or delete.
 pub const MANIFEST_FILE: &str = ".lantern-files";
 
+/// What replaces a service worker a site no longer wants: returning readers' browsers keep
+/// running the old one until its script changes, so it changes into one that clears Lantern's
+/// caches and unregisters itself.
+pub const RETIRED_WORKER: &str = "// Lantern's service worker was turned off for this site: this one removes itself.
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil((async () => {
+  for (const name of await caches.keys()) if (name.startsWith('lantern-')) await caches.delete(name);
+  await self.registration.unregister();
+})()));
+";
+
+/// Replaces a worker published before with [`RETIRED_WORKER`]; publishes none where there was none.
+fn retire_worker(path: &Path) -> Result<()> {
+    if path.is_file() {
+        write_atomic(path, RETIRED_WORKER.as_bytes())?;
+    }
+    Ok(())
+}
+
 /// Folders under [`PUBLISH_FOLDER`] that a publish writes into.
 const WRITTEN_FOLDERS: [&str; 5] = ["model", "pkg", "ui", "ui-intl", "search.lantern.d"];
 
@@ -372,10 +391,10 @@ pub fn publish(
     let site_sw = site.join(SITE_SW_FILE);
     match sw {
         SwScope::Site => write_atomic(&site_sw, worker)?,
-        SwScope::Lantern | SwScope::None => crate::remove_stale(&site_sw)?,
+        SwScope::Lantern | SwScope::None => retire_worker(&site_sw)?,
     }
     if sw == SwScope::None {
-        crate::remove_stale(&dir.join(SW_FILE))?;
+        retire_worker(&dir.join(SW_FILE))?;
     }
     write_atomic(
         &dir.join("index.html"),

@@ -688,6 +688,11 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         std::fs::read(site.path().join("lantern-sw.js")).unwrap(),
         b"// worker"
     );
+    // Opting out again: returning readers' browsers get a worker that unregisters itself.
+    publish(site.path(), &runtime, Some(&m.model), "/", SwScope::Lantern).unwrap();
+    let retired = std::fs::read_to_string(site.path().join("lantern-sw.js")).unwrap();
+    assert!(retired.contains("registration.unregister()"), "{retired}");
+    check_site(site.path()).unwrap();
     // A runtime naming a path outside its folder is refused.
     let bad: Vec<(&str, &[u8])> = vec![("widget.js", b""), ("sw.js", b""), ("../evil.js", b"")];
     assert!(publish(site.path(), &bad, Some(&m.model), "/", SwScope::Lantern).is_err());
