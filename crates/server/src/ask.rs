@@ -1,6 +1,8 @@
 //! Asking natively (`lantern ask`, the opt-in answer evaluation): drives the engine's
 //! [`AskSession`] exactly as the browser does, posting with an HTTP client.
 
+use std::time::Duration;
+
 use anyhow::{bail, Context, Result};
 use futures_util::StreamExt;
 
@@ -15,11 +17,44 @@ pub async fn ask(searcher: &Searcher, proxy: &str, question: &str) -> Result<Ask
     run(session, proxy).await
 }
 
+/// How long and how much one answer may take: a proxy that sends keep-alive comments for
+/// ever, or a valid stream that never ends, stops here instead of holding the command.
+#[derive(Debug, Clone, Copy)]
+pub struct AskLimits {
+    /// No byte for this long: the proxy has stalled.
+    pub idle: Duration,
+    /// One attempt's whole stream, from the request on.
+    pub total: Duration,
+    /// Bytes of one attempt's stream.
+    pub max_bytes: usize,
+}
+
+impl Default for AskLimits {
+    /// Generous for a model on a CPU (20-40 s to a first token), finite for anything.
+    fn default() -> Self {
+        AskLimits {
+            idle: Duration::from_secs(120),
+            total: Duration::from_secs(600),
+            max_bytes: 4 << 20,
+        }
+    }
+}
+
 /// Posts the session's requests and feeds it the streamed responses until it ends.
-pub async fn run(mut session: AskSession, proxy: &str) -> Result<AskOutcome> {
+pub async fn run(session: AskSession, proxy: &str) -> Result<AskOutcome> {
+    run_with(session, proxy, AskLimits::default()).await
+}
+
+/// [`run`] within `limits`.
+pub async fn run_with(
+    mut session: AskSession,
+    proxy: &str,
+    limits: AskLimits,
+) -> Result<AskOutcome> {
     let client = reqwest::Client::new();
     let url = format!("{}/answer", proxy.trim_end_matches('/'));
     while let Some(request) = session.request() {
+        let deadline = tokio::time::Instant::now() + limits.total;
         let res = client
             .post(&url)
             .json(request)
@@ -32,8 +67,33 @@ pub async fn run(mut session: AskSession, proxy: &str) -> Result<AskOutcome> {
             bail!("the proxy answered {status}: {body}");
         }
         let mut body = res.bytes_stream();
-        while let Some(chunk) = body.next().await {
-            session.feed(&chunk.context("reading the answer stream")?)?;
+        let mut read = 0usize;
+        loop {
+            let next = tokio::time::timeout_at(
+                deadline.min(tokio::time::Instant::now() + limits.idle),
+                body.next(),
+            )
+            .await;
+            let chunk = match next {
+                Ok(Some(chunk)) => chunk.context("reading the answer stream")?,
+                Ok(None) => break,
+                Err(_) if tokio::time::Instant::now() >= deadline => bail!(
+                    "the answer took longer than {} s; stopped",
+                    limits.total.as_secs()
+                ),
+                Err(_) => bail!(
+                    "the proxy sent nothing for {} s; stopped",
+                    limits.idle.as_secs()
+                ),
+            };
+            read += chunk.len();
+            if read > limits.max_bytes {
+                bail!(
+                    "the answer stream passed {} bytes; stopped",
+                    limits.max_bytes
+                );
+            }
+            session.feed(&chunk)?;
         }
         session.end_attempt()?;
     }
