@@ -149,6 +149,48 @@ impl Model {
     }
 }
 
+/// Lantern's folder in the user's cache: `$XDG_CACHE_HOME/lantern`, else `~/.cache/lantern`. A
+/// relative `XDG_CACHE_HOME` is ignored, as the XDG spec says (it would put caches wherever
+/// the command happens to run). `None` when there is no home folder either.
+pub fn user_cache_dir() -> Option<std::path::PathBuf> {
+    cache_dir_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
+}
+
+fn cache_dir_from(
+    xdg: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<std::path::PathBuf> {
+    let base = xdg
+        .map(std::path::PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .or_else(|| home.map(|h| std::path::PathBuf::from(h).join(".cache")))?;
+    Some(base.join("lantern"))
+}
+
+#[cfg(test)]
+mod cache_dir_tests {
+    use super::cache_dir_from;
+    use std::path::PathBuf;
+
+    #[test]
+    fn only_an_absolute_xdg_cache_home_is_used() {
+        let dir =
+            |x: Option<&str>, h: Option<&str>| cache_dir_from(x.map(Into::into), h.map(Into::into));
+        assert_eq!(
+            dir(Some("/c"), Some("/h")),
+            Some(PathBuf::from("/c/lantern"))
+        );
+        for ignored in ["", "rel/cache", "./c"] {
+            assert_eq!(
+                dir(Some(ignored), Some("/h")),
+                Some(PathBuf::from("/h/.cache/lantern")),
+                "{ignored:?}"
+            );
+        }
+        assert_eq!(dir(None, None), None);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

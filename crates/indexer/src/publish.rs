@@ -239,18 +239,14 @@ fn write_manifest(site: &Path) -> Result<()> {
     )
 }
 
-/// Where a site's embedding cache lives between deploys: the user's cache folder
-/// (`$XDG_CACHE_HOME` or `~/.cache`, `lantern/builds/`), one file per site, named by the
-/// site folder's absolute path. `None` when the machine has no home folder.
+/// Where a site's embedding cache lives between deploys: `builds/` in the user's cache
+/// folder ([`lantern_embedder::user_cache_dir`]), one file per site, named by the site
+/// folder's absolute path. `None` when the machine has no home folder.
 pub fn user_cache_path(site: &Path) -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     let abs = std::path::absolute(site).unwrap_or_else(|_| site.to_path_buf());
     let key = lantern_embedder::sha256_hex(abs.to_string_lossy().as_bytes());
     Some(
-        base.join("lantern")
+        lantern_embedder::user_cache_dir()?
             .join("builds")
             .join(format!("{}.cache", &key[..16])),
     )

@@ -31,13 +31,9 @@ pub fn is_url(source: &str) -> bool {
     lower.starts_with("https://") || lower.starts_with("http://")
 }
 
-/// The default cache folder: `$XDG_CACHE_HOME/lantern/bundles`, else `~/.cache/lantern/bundles`.
+/// The default cache folder: `bundles/` in [`lantern_embedder::user_cache_dir`].
 pub fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("lantern").join("bundles"))
+    Some(lantern_embedder::user_cache_dir()?.join("bundles"))
 }
 
 /// Reads a local bundle, or returns the cached copy of a remote one (fetching it when there is
