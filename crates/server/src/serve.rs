@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -131,13 +132,50 @@ pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
             .with_context(|| format!("binding {addr}"))?;
         let bound = listener.local_addr()?;
         println!("serving {} at http://{bound}/", root.display());
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        serve_on(listener, app, HEADER_READ_TIMEOUT, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
         Ok(())
     })
+}
+
+/// How long a connection may take to send a request's headers: a client sending them a byte
+/// at a time (slowloris) would otherwise hold a connection for ever.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `app` on `listener`, each connection closed when its request's headers take longer
+/// than `header_timeout`, until `shutdown` completes.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    header_timeout: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // A connection that failed before it was ours (reset, out of descriptors):
+                // a moment's pause, so that a full descriptor table is not spun on.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => return,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            // A client that goes away mid-request is not the server's error.
+            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
 }
 
 #[cfg(test)]

@@ -154,3 +154,39 @@ async fn content_addressed_files_are_immutable_and_the_rest_is_revalidated() {
         "not for a 404"
     );
 }
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "home").unwrap();
+    let app = lantern_server::serve::router(dir.path()).unwrap();
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let timeout = std::time::Duration::from_millis(300);
+    tokio::spawn(lantern_server::serve::serve_on(
+        l,
+        app,
+        timeout,
+        std::future::pending(),
+    ));
+    // A whole request is answered.
+    let body = reqwest::get(format!("http://{addr}/"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(body, "home");
+    // Half a request, then silence (slowloris): the server closes the connection.
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    let mut buf = Vec::new();
+    let read =
+        tokio::time::timeout(std::time::Duration::from_secs(20), c.read_to_end(&mut buf)).await;
+    assert!(read.is_ok(), "the connection was still open after 20 s");
+    assert!(
+        !String::from_utf8_lossy(&buf).contains("home"),
+        "no answer to half a request"
+    );
+}
