@@ -74,6 +74,10 @@ fn run_writing(command: Command) -> Result<()> {
         Command::Build(args) => {
             // The flags and the site are checked before the model loads.
             let opts = args.options()?;
+            let _lock = args
+                .site()
+                .map(lantern_indexer::publish::lock_site)
+                .transpose()?;
             let model = args.model.load()?;
             // Everything a site publishes is at hand before anything is written.
             let runtime = match args.site() {

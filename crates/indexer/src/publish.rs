@@ -113,6 +113,40 @@ fn retire_worker(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The lock file a build holds under [`PUBLISH_FOLDER`] from start to publish.
+const LOCK_FILE: &str = ".lantern-lock";
+
+/// A build's hold on a site: while it lives, another `lantern build` of the same site stops at
+/// once instead of interleaving its shards and deletions with this one's.
+#[derive(Debug)]
+pub struct SiteLock {
+    _file: std::fs::File,
+}
+
+/// Takes the site's build lock (creating the publish folder if needed), or says another build
+/// holds it. Released when the returned guard drops, or the process ends however it ends.
+pub fn lock_site(site: &Path) -> Result<SiteLock> {
+    let folder = site.join(PUBLISH_FOLDER);
+    std::fs::create_dir_all(&folder).with_context(|| format!("creating {}", folder.display()))?;
+    let path = folder.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(SiteLock { _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another lantern build is publishing into {} now; run one at a time",
+            folder.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(e).with_context(|| format!("locking {}", path.display()))
+        }
+    }
+}
+
 /// Folders under [`PUBLISH_FOLDER`] that a publish writes into.
 const WRITTEN_FOLDERS: [&str; 5] = ["model", "pkg", "ui", "ui-intl", "search.lantern.d"];
 
@@ -217,7 +251,8 @@ fn published_files(site: &Path) -> Result<Vec<String>> {
             continue;
         };
         let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel != format!("{PUBLISH_FOLDER}/{MANIFEST_FILE}") {
+        let own = [MANIFEST_FILE, LOCK_FILE].map(|f| format!("{PUBLISH_FOLDER}/{f}"));
+        if !own.contains(&rel) {
             out.push(rel);
         }
     }
@@ -419,6 +454,18 @@ mod tests {
         assert!(!snippet("/", SwScope::None, Meaning::Full).contains("lantern-sw"));
         let s = snippet("/\"><script>x</script>", SwScope::None, Meaning::Full);
         assert!(!s.contains("<script>x"), "{s}");
+    }
+
+    #[test]
+    fn one_build_at_a_time_publishes_into_a_site() {
+        let site = tempfile::tempdir().unwrap();
+        let first = lock_site(site.path()).unwrap();
+        let err = lock_site(site.path()).expect_err("a second build waits its turn");
+        assert!(err.to_string().contains("another lantern build"), "{err}");
+        drop(first);
+        lock_site(site.path()).unwrap();
+        // The lock file is Lantern's own, never taken for an owner's file.
+        assert!(foreign_files(site.path()).unwrap().is_empty());
     }
 
     #[test]
