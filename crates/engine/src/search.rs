@@ -535,7 +535,7 @@ impl Engine {
             // One retriever: a page's evidence is its best section's.
             (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
         };
-        let shown = self.shown(&fused, &page_scores, k, &query, &want);
+        let mut shown = self.shown(&fused, &page_scores, k, &query, &want);
         // Every shown hit's text, and the best keyword hit's, is needed from here on.
         for &(c, _) in shown.iter().chain(keyword.first()) {
             self.bundle.chunk_or_want(c, &want);
@@ -543,10 +543,21 @@ impl Engine {
         if !want.is_empty() {
             return self.incomplete(mode, &want);
         }
+        // The parts of one long section share its link and breadcrumb: its best part stands
+        // for it, so no row repeats another.
+        let mut links: std::collections::HashSet<(u32, &str)> = std::collections::HashSet::new();
+        let mut parts: Vec<u32> = Vec::new();
+        shown.retain(|&(c, _)| match self.bundle.chunk(c) {
+            Some(chunk) if !links.insert((chunk.page, chunk.anchor.as_str())) => {
+                parts.push(c);
+                false
+            }
+            _ => true,
+        });
         // Sections of a shown page beyond those shown: "N more on this page".
         let mut more: HashMap<u32, u32> = HashMap::new();
         for &(c, _) in &fused {
-            if !shown.iter().any(|&(s, _)| s == c) {
+            if !shown.iter().any(|&(s, _)| s == c) && !parts.contains(&c) {
                 *more.entry(page_of(c)).or_default() += 1;
             }
         }

@@ -247,6 +247,51 @@ fn excerpts_cut_after_wide_whitespace() {
 }
 
 #[test]
+fn the_parts_of_one_long_section_show_as_one_row() {
+    // A long section is stored in parts with one link and breadcrumb: one row, its best part.
+    let mut w = toy_writer();
+    let p = w.add_page(
+        "/guide.html",
+        "Guide",
+        "guide.md",
+        lantern_engine::Lang::English,
+    );
+    w.add_chunk(
+        p,
+        vec!["Guide".into(), "Lamps".into()],
+        "lamps",
+        "zebrafinch lamps and wicks",
+    );
+    w.add_chunk(
+        p,
+        vec!["Guide".into(), "Lamps".into()],
+        "lamps",
+        "more zebrafinch zebrafinch notes",
+    );
+    w.add_chunk(
+        p,
+        vec!["Guide".into(), "Oil".into()],
+        "oil",
+        "zebrafinch oil",
+    );
+    let vectors = vec![vec![1.0, 0.0, 0.0, 0.0]; 3];
+    let bundle = w.finish(vectors).unwrap();
+    let e = Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap());
+    let r = e.search("zebrafinch", None, Mode::Keyword, 10);
+    let urls: Vec<&str> = r.hits.iter().map(|h| h.url.as_str()).collect();
+    assert_eq!(urls.len(), 2, "{urls:?}");
+    assert!(
+        urls.contains(&"/guide.html#lamps") && urls.contains(&"/guide.html#oil"),
+        "{urls:?}"
+    );
+    assert_eq!(
+        r.pages[0].more, 0,
+        "a part is not another section: {:?}",
+        r.pages[0]
+    );
+}
+
+#[test]
 fn a_bundle_whose_page_links_run_script_is_refused() {
     // A reader follows page links: a tampered bundle may not turn them into script.
     for (url, ok) in [
