@@ -1,7 +1,7 @@
 //! What `lantern build` refuses before it writes anything, driven as a site owner runs it.
 
 mod common;
-use common::{built_site, lantern};
+use common::{build, built_site, lantern};
 
 #[test]
 fn a_base_url_that_would_run_script_is_refused_and_nothing_is_written() {
@@ -35,12 +35,7 @@ fn a_publish_folder_that_links_elsewhere_and_the_root_are_refused() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("mine.txt"), "the owner's").unwrap();
     std::os::unix::fs::symlink(outside.path(), site.path().join("lantern")).unwrap();
-    let out = lantern()
-        .arg("build")
-        .arg(site.path())
-        .args(["--quiet", "--no-cache"])
-        .output()
-        .unwrap();
+    let out = build(site.path(), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("symbolic link"), "{stderr}");
@@ -131,12 +126,7 @@ fn a_folder_named_lantern_that_lantern_did_not_write_is_left_alone() {
     std::fs::create_dir(site.path().join("lantern")).unwrap();
     let post = site.path().join("lantern/index.html");
     std::fs::write(&post, "<h1>Why I love lanterns</h1>").unwrap();
-    let out = lantern()
-        .arg("build")
-        .arg(site.path())
-        .args(["--quiet", "--no-cache"])
-        .output()
-        .unwrap();
+    let out = build(site.path(), &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(

@@ -1,7 +1,7 @@
 //! `lantern build` on a built site, run as the real binary.
 
 mod common;
-use common::{built_site, lantern};
+use common::{build, built_site};
 
 #[test]
 fn a_bundle_built_with_out_leaves_out_what_lantern_published_in_the_site() {
@@ -17,14 +17,7 @@ fn a_bundle_built_with_out_leaves_out_what_lantern_published_in_the_site() {
     }
     let out = tempfile::tempdir().unwrap();
     let bundle = out.path().join("b.lantern");
-    let built = lantern()
-        .arg("build")
-        .arg(site.path())
-        .arg("--out")
-        .arg(&bundle)
-        .args(["--quiet", "--no-cache"])
-        .output()
-        .unwrap();
+    let built = build(site.path(), &["--out".as_ref(), bundle.as_os_str()]);
     let stdout = String::from_utf8_lossy(&built.stdout);
     assert!(
         built.status.success(),

@@ -21,3 +21,14 @@ pub fn built_site(pages: &[(&str, &str)]) -> tempfile::TempDir {
     }
     site
 }
+
+/// Runs `lantern build DIR --quiet --no-cache` with `extra` flags; its output.
+pub fn build(dir: &std::path::Path, extra: &[&std::ffi::OsStr]) -> std::process::Output {
+    lantern()
+        .arg("build")
+        .arg(dir)
+        .args(extra)
+        .args(["--quiet", "--no-cache"])
+        .output()
+        .unwrap()
+}
