@@ -38,8 +38,8 @@ mod structural_fuzz;
 pub use analyze::Lang;
 pub use answer::{Abstention, AnswerRequest, AskOutcome, AskSession, Passage};
 pub use bundle::{
-    Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION, SPLIT_DIR_SUFFIX,
-    SPLIT_META,
+    split_dir, Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION,
+    SPLIT_DIR_SUFFIX, SPLIT_META,
 };
 pub use content_address::{hashed_name, is_content_addressed};
 pub use error::{Error, Result};

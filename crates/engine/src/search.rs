@@ -592,7 +592,7 @@ impl Engine {
                 )
             })
             .collect();
-        let pages = group_by_page(&hits, &page_scores, &more, &self.bundle);
+        let pages = group_by_page(hits, &page_scores, &more, &self.bundle);
         // One ranking: the flat list follows the pages.
         let hits: Vec<Hit> = pages.iter().flat_map(|g| g.hits.iter().cloned()).collect();
         Results {
@@ -857,7 +857,7 @@ impl Engine {
 
 /// Groups hits by page, pages in order of their score (then of their best hit).
 fn group_by_page(
-    hits: &[Hit],
+    hits: Vec<Hit>,
     page_scores: &HashMap<u32, f32>,
     more: &HashMap<u32, u32>,
     bundle: &Bundle,
@@ -868,7 +868,7 @@ fn group_by_page(
         if !groups.contains_key(&h.page) {
             order.push(h.page);
         }
-        groups.entry(h.page).or_default().push(h.clone());
+        groups.entry(h.page).or_default().push(h);
     }
     // A stable sort keeps best-hit order among pages that score the same.
     let score = |p: &u32| page_scores.get(p).copied().unwrap_or(f32::MIN);

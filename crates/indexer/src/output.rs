@@ -32,12 +32,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     remove_copies(path)
 }
 
-/// The folder of a bundle's split form: `site.lantern` -> `site.lantern.d`.
-pub fn split_dir(bundle: &Path) -> std::path::PathBuf {
-    let mut dir = bundle.as_os_str().to_owned();
-    dir.push(lantern_engine::SPLIT_DIR_SUFFIX);
-    dir.into()
-}
+pub use lantern_engine::split_dir;
 
 /// Writes a bundle's split form into `dir`: every shard (content-addressed: an unchanged one
 /// keeps its name and its bytes), then the meta file, then removes shards of older builds.

@@ -13,7 +13,7 @@ use lantern_engine::{Bundle, Engine, Filter, Mode, QueryTable, Results};
 /// The file to read and, for a split bundle, the folder of its shards.
 fn split_paths(path: &Path) -> (PathBuf, Option<PathBuf>) {
     // `site.lantern` names a bundle in either form: a published site has only `site.lantern.d`.
-    let folder = split_folder(path);
+    let folder = lantern_engine::split_dir(path);
     if !path.exists() && folder.is_dir() {
         return (folder.join(lantern_engine::SPLIT_META), Some(folder));
     }
@@ -30,13 +30,6 @@ fn split_paths(path: &Path) -> (PathBuf, Option<PathBuf>) {
         Some(dir) if is_meta => (path.to_path_buf(), Some(dir.to_path_buf())),
         _ => (path.to_path_buf(), None),
     }
-}
-
-/// The folder of `path`'s split form: `site.lantern` -> `site.lantern.d`.
-fn split_folder(path: &Path) -> PathBuf {
-    let mut folder = path.as_os_str().to_owned();
-    folder.push(lantern_engine::SPLIT_DIR_SUFFIX);
-    folder.into()
 }
 
 /// An opened bundle and, when vectors are wanted, the embedder of its model.

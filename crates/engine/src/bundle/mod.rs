@@ -261,6 +261,13 @@ pub const SPLIT_META: &str = "meta.bin";
 /// A split bundle's folder is the bundle file's name with this added: `site.lantern.d`.
 pub const SPLIT_DIR_SUFFIX: &str = ".d";
 
+/// The folder of a bundle's split form: `site.lantern` -> `site.lantern.d`.
+pub fn split_dir(bundle: &std::path::Path) -> std::path::PathBuf {
+    let mut dir = bundle.as_os_str().to_owned();
+    dir.push(SPLIT_DIR_SUFFIX);
+    dir.into()
+}
+
 /// A bundle as separate files: the meta file (a bundle file with no shard inline) and each
 /// shard with its file name.
 pub struct Split {
