@@ -281,6 +281,14 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
             });
             continue;
         }
+        if page.folded_sections > 0 {
+            warnings.push(format!(
+                "{}: {} headings past the first {} sections of the page were folded into its last section (searchable, without links of their own)",
+                file.rel,
+                page.folded_sections,
+                crate::extract::MAX_SECTIONS
+            ));
+        }
         let lang = Lang::from_tag(page.lang.as_deref().unwrap_or(&opts.config.language));
         let page_id = writer.add_page(
             &opts.config.page_url(&file.rel),

@@ -14,6 +14,11 @@ const PARTITION_SIZE: usize = 64;
 /// k-means trains on about this many vectors per centroid (a strided sample).
 const SAMPLE_PER_CENTROID: usize = 64;
 const KMEANS_ROUNDS: usize = 12;
+/// Above this many partitions, k-means runs in two levels (about sqrt(k) coarse groups, then
+/// each group split on its own): one level compares every vector with every centroid, so its
+/// time grows with the square of the site (100,000 tiny pages took 328 s); two levels compare
+/// each with about 2 sqrt(k). Sites under ~16,000 sections keep the one-level partitions.
+const TWO_LEVEL_ABOVE: usize = 256;
 /// Directions a query is routed on: at most this many principal directions of the centroids.
 /// Routing needs the centroids' order, not their exact cosines, and 384 int8 values each made
 /// them a quarter of a megabyte at 85,000 vectors. On 64 noisy copies of the Rust book's
@@ -209,6 +214,31 @@ fn kmeans(vectors: &[Vec<f32>], k: usize) -> Vec<Vec<f32>> {
     centroids
 }
 
+/// k partitions in two levels: coarse groups by k-means on a sample, every vector to its
+/// nearest group, then each group split into partitions in proportion to its size by the
+/// one-level k-means and balanced assignment. Returns the centroids and their members.
+fn partition_two_level(vectors: &[Vec<f32>], k: usize) -> (Vec<Vec<f32>>, Vec<Vec<u32>>) {
+    let groups = (k as f64).sqrt().ceil() as usize;
+    let coarse = kmeans(vectors, groups);
+    let mut grouped: Vec<Vec<u32>> = vec![Vec::new(); coarse.len()];
+    for (i, v) in vectors.iter().enumerate() {
+        grouped[nearest(v, &coarse)].push(i as u32);
+    }
+    let mut centroids = Vec::with_capacity(k);
+    let mut members = Vec::with_capacity(k);
+    for ids in grouped.into_iter().filter(|g| !g.is_empty()) {
+        let sub: Vec<Vec<f32>> = ids.iter().map(|&i| vectors[i as usize].clone()).collect();
+        let sub_k = (k * sub.len()).div_ceil(vectors.len()).max(1);
+        let sub_centroids = kmeans(&sub, sub_k);
+        let sub_members = assign_balanced(&sub, &sub_centroids);
+        for (c, m) in sub_centroids.into_iter().zip(sub_members) {
+            centroids.push(c);
+            members.push(m.into_iter().map(|j| ids[j as usize]).collect());
+        }
+    }
+    (centroids, members)
+}
+
 impl VectorIndex {
     /// Builds the index for chunk vectors (`vectors[i]` is chunk `i`'s, unit length): one
     /// partition up to [`PARTITION_ABOVE`] chunks, k-means partitions of about
@@ -246,8 +276,13 @@ impl VectorIndex {
                 claimed: Claimed::all(vectors.len() as u32),
             };
         }
-        let centroids = kmeans(vectors, k);
-        let mut members = assign_balanced(vectors, &centroids);
+        let (centroids, mut members) = if k > TWO_LEVEL_ABOVE {
+            partition_two_level(vectors, k)
+        } else {
+            let centroids = kmeans(vectors, k);
+            let members = assign_balanced(vectors, &centroids);
+            (centroids, members)
+        };
         members.iter_mut().for_each(|m| m.sort_unstable());
         let mut kept = Vec::new();
         let mut partitions = Vec::new();

@@ -574,6 +574,29 @@ mod tests {
     }
 
     #[test]
+    fn many_partitions_are_made_in_two_levels_and_still_find_neighbours() {
+        // 300 partitions: above the one-level limit, so coarse groups are split on their own.
+        let vs = clustered(300, 20, 32);
+        let index = VectorIndex::with_partitions(&vs, 32, 300);
+        index.validate().unwrap();
+        let parts = index.partition_count();
+        assert!((200..=400).contains(&parts), "{parts} partitions");
+        let mut all: Vec<u32> = index.vectors().iter().map(|(c, _)| *c).collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), vs.len());
+        let mut found = 0;
+        for q in (0..vs.len()).step_by(97) {
+            let got = index.search(&vs[q], 10);
+            assert_eq!(got[0].chunk, q as u32);
+            let exact = index.search_exact(&vs[q], 10);
+            found += got.iter().filter(|h| exact.contains(h)).count();
+        }
+        let asked = vs.len().div_ceil(97) * 10;
+        assert!(found * 100 >= asked * 90, "recall {found}/{asked}");
+    }
+
+    #[test]
     fn partitioning_is_reproducible() {
         let vs = clustered(12, 30, 32);
         let a = VectorIndex::with_partitions(&vs, 32, 12)

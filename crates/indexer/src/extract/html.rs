@@ -207,16 +207,17 @@ pub fn parse_html(text: &str, fallback_title: &str) -> Result<ParsedPage, HtmlSk
                 .collect();
         }
     }
-    let (title, sections, anchors) = assemble(
+    let page = assemble(
         explicit_title,
         head_title.as_deref().unwrap_or(fallback_title),
         raws,
     );
     Ok(ParsedPage {
-        title,
+        title: page.title,
         lang,
-        sections,
-        anchors,
+        sections: page.sections,
+        anchors: page.anchors,
+        folded_sections: page.folded_sections,
         meta: pairs(&doc, "[data-lantern-meta], [data-pagefind-meta]", "meta"),
         filters: pairs(
             &doc,

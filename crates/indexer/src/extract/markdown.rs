@@ -279,12 +279,13 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
             }
         })
         .collect();
-    let (title, sections, anchors) = assemble(fm_title, fallback_title, raws);
+    let page = assemble(fm_title, fallback_title, raws);
     ParsedPage {
-        title,
+        title: page.title,
         lang: fm.lang,
-        sections,
-        anchors,
+        sections: page.sections,
+        anchors: page.anchors,
+        folded_sections: page.folded_sections,
         ..ParsedPage::default()
     }
 }

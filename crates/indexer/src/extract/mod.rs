@@ -34,6 +34,22 @@ pub struct ParsedPage {
     pub meta: Vec<(String, String)>,
     /// `key:value` pairs results can be filtered by (`data-lantern-filter`), in document order.
     pub filters: Vec<(String, String)>,
+    /// Headings past [`MAX_SECTIONS`] whose text went into the last section kept.
+    pub folded_sections: usize,
+}
+
+/// Sections one page keeps at most; the text of any further heading is folded into the last
+/// one kept (still searchable, one link fewer). Real pages stay far below (the largest in the
+/// shared corpora has a few dozen); a page of 200,000 tiny sections made 200,000 chunks, each
+/// embedded on its own, where its 3.6 MB of text make a few thousand.
+pub const MAX_SECTIONS: usize = 2_000;
+
+/// A page's title, its sections and every heading's anchor, from [`assemble`].
+pub(crate) struct Assembled {
+    pub title: String,
+    pub sections: Vec<Section>,
+    pub anchors: Vec<String>,
+    pub folded_sections: usize,
 }
 
 /// Reads one markdown source. `fallback_title` names a page that states no title of its own.
@@ -74,7 +90,7 @@ pub(crate) fn assemble(
     explicit: Option<String>,
     fallback: &str,
     raws: Vec<RawSection>,
-) -> (String, Vec<Section>, Vec<String>) {
+) -> Assembled {
     let heading_of =
         |r: Option<&RawSection>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
     let first_h1 = heading_of(raws.iter().find(|r| r.level == 1));
@@ -89,8 +105,9 @@ pub(crate) fn assemble(
         .unwrap_or_else(|| fallback.to_string());
 
     let mut stack: Vec<(u8, String)> = Vec::new();
-    let mut sections = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut anchors = Vec::new();
+    let mut folded_sections = 0;
     for raw in raws {
         let heading = collapse_ws(&raw.heading);
         if raw.level > 0 {
@@ -98,7 +115,7 @@ pub(crate) fn assemble(
             while stack.last().is_some_and(|(l, _)| *l >= raw.level) {
                 stack.pop();
             }
-            stack.push((raw.level, heading));
+            stack.push((raw.level, heading.clone()));
         }
         let mut breadcrumb = vec![title.clone()];
         for (i, (_, h)) in stack.iter().enumerate() {
@@ -112,13 +129,30 @@ pub(crate) fn assemble(
         if text.is_empty() {
             continue;
         }
+        if sections.len() >= MAX_SECTIONS {
+            if let Some(last) = sections.last_mut() {
+                last.text.push_str("\n\n");
+                if !heading.is_empty() {
+                    last.text.push_str(&heading);
+                    last.text.push_str("\n\n");
+                }
+                last.text.push_str(&text);
+                folded_sections += 1;
+                continue;
+            }
+        }
         sections.push(Section {
             breadcrumb,
             anchor: raw.anchor,
             text,
         });
     }
-    (title, sections, anchors)
+    Assembled {
+        title,
+        sections,
+        anchors,
+        folded_sections,
+    }
 }
 
 /// mdBook `{{#include ...}}` and mkdocs `{* ... *}` lines pull in other files at site build
@@ -161,4 +195,35 @@ fn tidy(text: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_past_the_cap_are_folded_into_the_last_section_kept() {
+        let over = 25;
+        let mut md = String::from("# Big page\n\n");
+        for i in 0..MAX_SECTIONS + over {
+            md.push_str(&format!("## Part {i}\n\nword{i} here.\n\n"));
+        }
+        let page = extract(&md, "big", SlugStyle::default());
+        assert_eq!(page.sections.len(), MAX_SECTIONS);
+        assert_eq!(page.folded_sections, over);
+        // Nothing is lost: the last heading and its text are in the last section kept.
+        let last = page.sections.last().unwrap();
+        let tail = MAX_SECTIONS + over - 1;
+        assert!(last.text.contains(&format!("Part {tail}")), "{}", last.text);
+        assert!(last.text.contains(&format!("word{tail} here")));
+        // Every heading still has its anchor.
+        assert_eq!(page.anchors.len(), MAX_SECTIONS + over + 1);
+    }
+
+    #[test]
+    fn pages_under_the_cap_fold_nothing() {
+        let page = extract("# A\n\ntext\n\n## B\n\nmore\n", "a", SlugStyle::default());
+        assert_eq!(page.sections.len(), 2);
+        assert_eq!(page.folded_sections, 0);
+    }
 }
