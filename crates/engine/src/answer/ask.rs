@@ -168,8 +168,7 @@ impl AskSession {
         let text = std::mem::take(&mut self.stream).finish()?;
         let retried = self.model_calls > 0;
         self.model_calls += 1;
-        let sent = self.request.passages.len();
-        self.outcome = match verify(&text, sent, retried) {
+        self.outcome = match verify(&text, &self.request.passages, retried) {
             Verdict::Accept { cited } => Some(AskOutcome::Answered {
                 text,
                 cited,

@@ -141,10 +141,81 @@ pub fn segments(text: &str) -> Vec<Segment> {
     out
 }
 
+/// Does the answer decline? Only when it is [`NOT_IN_PASSAGES`] or begins with it (after
+/// markup such as `**`): a model that quotes the phrase inside an answer, or echoes the
+/// verifier's note, has not declined.
+fn declines(answer: &str) -> bool {
+    answer
+        .trim_start_matches(|c: char| !c.is_alphanumeric() && c != '_')
+        .starts_with(NOT_IN_PASSAGES)
+}
+
+/// Has `text` a word (a letter or a digit) once citation markers are taken out?
+fn has_words(text: &str) -> bool {
+    segments(text).iter().any(|s| match s {
+        Segment::Text(t) => t.chars().any(char::is_alphanumeric),
+        Segment::Cite(_) => false,
+    })
+}
+
+/// The terms a claim or a passage is compared on: index terms (stemmed, stop words out) and
+/// numbers, with the same analysis on both sides whatever the language.
+/// "Yes [1]" is a claim about the question, not about a word of the passage.
+fn key_terms(text: &str) -> std::collections::HashSet<String> {
+    crate::analyze::Analyzer::default()
+        .terms(text, crate::analyze::Lang::English)
+        .into_iter()
+        .filter(|t| !matches!(t.as_str(), "yes" | "true" | "fals"))
+        .collect()
+}
+
+/// Citations whose passage shares no key term or number with the words that cite it: the
+/// text since the previous citation in the same paragraph (a run like `[1][2]` shares one).
+/// A real 1.5B model wrote "the version is 8 [1]" citing a passage with neither.
+fn unsupported(answer: &str, passages: &[Passage]) -> Vec<u32> {
+    let mut out = Vec::new();
+    for paragraph in answer.split("\n\n") {
+        let mut claim = String::new();
+        let mut after_cite = false;
+        for s in segments(paragraph) {
+            match s {
+                Segment::Text(t) => {
+                    if after_cite {
+                        claim.clear();
+                    }
+                    claim.push_str(&t);
+                    after_cite = false;
+                }
+                Segment::Cite(n) => {
+                    after_cite = true;
+                    let claimed = key_terms(&claim);
+                    let Some(p) = passages.iter().find(|p| p.n == n) else {
+                        continue; // out of range: named by its own rule
+                    };
+                    if claimed.is_empty() || out.contains(&n) {
+                        continue;
+                    }
+                    let held = key_terms(&format!("{} {}", p.breadcrumb, p.text));
+                    if claimed.is_disjoint(&held) {
+                        out.push(n);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Checks an answer against the passages sent. `retried` says whether this was the retry.
-pub fn verify(answer: &str, sent: usize, retried: bool) -> Verdict {
+///
+/// An answer passes when it cites, every paragraph has words and a citation, every citation
+/// names a passage that was sent, and every cited passage shares a key term or number with
+/// the words citing it. Real small models broke each of these (#57): whole answers of
+/// "[1][2]", numbers cited to passages that never state them.
+pub fn verify(answer: &str, passages: &[Passage], retried: bool) -> Verdict {
     let trimmed = answer.trim();
-    if trimmed.contains(NOT_IN_PASSAGES) {
+    let sent = passages.len();
+    if declines(trimmed) {
         return Verdict::Abstain(Abstention::NotInContext);
     }
     let mut problems = Vec::new();
@@ -161,16 +232,34 @@ pub fn verify(answer: &str, sent: usize, retried: bool) -> Verdict {
             list.join(", ")
         ));
     }
-    if all.is_empty() {
+    let paragraphs: Vec<&str> = trimmed
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    if !has_words(trimmed) {
+        problems.push("the answer has no words besides its citations".to_string());
+    } else if all.is_empty() {
         problems.push("the answer cites no passage".to_string());
     } else {
-        let uncited = trimmed
-            .split("\n\n")
-            .map(str::trim)
-            .filter(|p| !p.is_empty() && citations(p).is_empty())
+        let uncited = paragraphs
+            .iter()
+            .filter(|p| citations(p).is_empty())
             .count();
         if uncited > 0 {
             problems.push(format!("{uncited} paragraph(s) carry no citation"));
+        }
+        let bare = paragraphs.iter().filter(|p| !has_words(p)).count();
+        if bare > 0 {
+            problems.push(format!("{bare} paragraph(s) are only citations"));
+        }
+        let unsupported = unsupported(trimmed, passages);
+        if !unsupported.is_empty() {
+            let list: Vec<String> = unsupported.iter().map(|n| format!("[{n}]")).collect();
+            problems.push(format!(
+                "passage {} shares no word or number with the sentence citing it",
+                list.join(", ")
+            ));
         }
     }
     if problems.is_empty() {
@@ -187,7 +276,7 @@ pub fn verify(answer: &str, sent: usize, retried: bool) -> Verdict {
     } else {
         Verdict::Retry {
             correction: format!(
-                "{CORRECTION_PREFIX} {}. Answer again using only the passages, ending every paragraph with citations like [1], or reply {NOT_IN_PASSAGES}.",
+                "{CORRECTION_PREFIX} {}. Answer again in a sentence or two using only the passages, with the numbers of the passages that state each claim after it, like [1], or reply {NOT_IN_PASSAGES}.",
                 problems.join("; ")
             ),
         }
@@ -197,6 +286,21 @@ pub fn verify(answer: &str, sent: usize, retried: bool) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n` passages; passage i says "Passage i covers topic{i} and the cache keeps vectors."
+    fn sent(n: u32) -> Vec<Passage> {
+        (1..=n)
+            .map(|i| Passage {
+                n: i,
+                chunk: i,
+                url: format!("/p{i}.html"),
+                breadcrumb: format!("Page {i}"),
+                text: format!(
+                    "Passage {i} covers topic{i}; run the build twice and the cache keeps vectors."
+                ),
+            })
+            .collect()
+    }
 
     #[test]
     fn finds_citation_markers() {
@@ -226,7 +330,7 @@ mod tests {
     fn good_answers_pass() {
         let v = verify(
             "Run the build twice [1].\n\nThe cache keeps vectors [2][1].",
-            3,
+            &sent(3),
             false,
         );
         assert_eq!(v, Verdict::Accept { cited: vec![1, 2] });
@@ -234,7 +338,7 @@ mod tests {
 
     #[test]
     fn out_of_range_citations_retry_then_abstain() {
-        let Verdict::Retry { correction } = verify("It works [4].", 3, false) else {
+        let Verdict::Retry { correction } = verify("It works [4].", &sent(3), false) else {
             panic!("expected a retry")
         };
         assert!(
@@ -242,18 +346,19 @@ mod tests {
             "{correction}"
         );
         assert_eq!(
-            verify("It works [4].", 3, true),
+            verify("It works [4].", &sent(3), true),
             Verdict::Abstain(Abstention::UnverifiableCitations)
         );
     }
 
     #[test]
     fn missing_citations_are_named() {
-        let Verdict::Retry { correction } = verify("Just trust me.", 2, false) else {
+        let Verdict::Retry { correction } = verify("Just trust me.", &sent(2), false) else {
             panic!()
         };
         assert!(correction.contains("cites no passage"));
-        let Verdict::Retry { correction } = verify("Cited [1].\n\nUncited claim.", 2, false) else {
+        let Verdict::Retry { correction } = verify("Cited [1].\n\nUncited claim.", &sent(2), false)
+        else {
             panic!()
         };
         assert!(correction.contains("1 paragraph(s)"));
@@ -262,8 +367,82 @@ mod tests {
     #[test]
     fn not_in_passages_abstains_without_retry() {
         assert_eq!(
-            verify("NOT_IN_PASSAGES", 3, false),
+            verify("NOT_IN_PASSAGES", &sent(3), false),
             Verdict::Abstain(Abstention::NotInContext)
+        );
+    }
+
+    /// Whole answers a real model gave (Qwen2.5-Coder-1.5B-Instruct Q4_K_M through llama.cpp,
+    /// recorded in #57): only markers. They were shown as verified answers.
+    #[test]
+    fn answers_made_only_of_citations_are_withheld() {
+        for recorded in [
+            "[1][2]",
+            "[1] [2] [3] [4] [5] [6]",
+            " [1]\n\n[2]. ",
+            "**[1]**",
+        ] {
+            let Verdict::Retry { correction } = verify(recorded, &sent(6), false) else {
+                panic!("{recorded:?} passed")
+            };
+            assert!(correction.contains("no words"), "{correction}");
+            assert_eq!(
+                verify(recorded, &sent(6), true),
+                Verdict::Abstain(Abstention::UnverifiableCitations)
+            );
+        }
+        let Verdict::Retry { correction } =
+            verify("The cache keeps vectors [1].\n\n[2][3]", &sent(3), false)
+        else {
+            panic!()
+        };
+        assert!(correction.contains("only citations"), "{correction}");
+    }
+
+    #[test]
+    fn declining_counts_only_as_the_whole_answer_or_its_start() {
+        for declined in [
+            "NOT_IN_PASSAGES",
+            "**NOT_IN_PASSAGES**",
+            "NOT_IN_PASSAGES. The passages...",
+        ] {
+            assert_eq!(
+                verify(declined, &sent(2), false),
+                Verdict::Abstain(Abstention::NotInContext),
+                "{declined}"
+            );
+        }
+        // An answer that echoes the phrase (or the verifier's note) has not declined.
+        let echoed = "The cache keeps vectors [1]. (Not NOT_IN_PASSAGES.)";
+        assert_eq!(
+            verify(echoed, &sent(2), false),
+            Verdict::Accept { cited: vec![1] }
+        );
+    }
+
+    #[test]
+    fn a_cited_passage_must_share_a_word_or_number_with_its_claim() {
+        // "version is 8 [1]": passage 1 states neither.
+        let Verdict::Retry { correction } = verify(
+            "The version is 8 [1]. The cache keeps vectors [2].",
+            &sent(2),
+            false,
+        ) else {
+            panic!()
+        };
+        assert!(
+            correction.contains("passage [1] shares no word"),
+            "{correction}"
+        );
+        assert!(!correction.contains("[2] shares"), "{correction}");
+        // Stems and numbers match: "caching ... topic2" is held by passage 2.
+        assert_eq!(
+            verify(
+                "Caching keeps the vectors of topic2 [2][1].",
+                &sent(2),
+                false
+            ),
+            Verdict::Accept { cited: vec![2, 1] }
         );
     }
 }
