@@ -133,6 +133,10 @@ pub enum Command {
         proxy: String,
         #[arg(long)]
         golden: Option<PathBuf>,
+        /// Print every attempt's raw answer text and what became of it (verified, a retry and
+        /// the verifier's note, withheld, or failed with the text streamed so far).
+        #[arg(long, short)]
+        verbose: bool,
         #[command(flatten)]
         model: ModelArg,
     },
@@ -156,6 +160,19 @@ pub enum Command {
         /// bundle), so the proxy relays nothing but the documentation to the model.
         #[arg(long)]
         bundle: Option<PathBuf>,
+        /// Seconds from the request to the first piece of answer (a model on a CPU reads the
+        /// passages first: tens of seconds).
+        #[arg(long, value_name = "SECS", default_value_t = lantern_server::proxy::FIRST_TOKEN_SECS)]
+        first_token_timeout: u64,
+        /// Seconds of silence allowed between two pieces of an answer, once it has started.
+        #[arg(long, value_name = "SECS", default_value_t = lantern_server::proxy::IDLE_SECS)]
+        idle_timeout: u64,
+        /// Seconds a whole answer may take.
+        #[arg(long, value_name = "SECS", default_value_t = lantern_server::proxy::ANSWER_SECS)]
+        answer_timeout: u64,
+        /// Attempts again after a connection error or a 5xx (never after a timeout).
+        #[arg(long, default_value_t = 2)]
+        retries: u32,
     },
     /// Serve the bundle to coding agents and chat clients over the Model Context Protocol:
     /// stdio by default, streamable HTTP with --http.

@@ -220,6 +220,7 @@ fn run_writing(command: Command) -> Result<()> {
             text,
             proxy,
             golden,
+            verbose,
             model,
         } => {
             let searcher = Searcher::open(&bundle, Some(&model.load()?))?;
@@ -231,12 +232,21 @@ fn run_writing(command: Command) -> Result<()> {
                     &searcher,
                     &proxy,
                     &golden,
+                    verbose,
                     &mut stdout,
                 ))?,
                 None => {
                     let q = text.context("give a question, or --golden FILE")?;
-                    let outcome = rt.block_on(ask::ask(&searcher, &proxy, &q))?;
-                    write!(stdout, "{}", report::answer_text(&outcome))?;
+                    let mut attempts = Vec::new();
+                    let outcome = rt.block_on(ask::ask_observed(&searcher, &proxy, &q, &mut |a| {
+                        attempts.push(a)
+                    }));
+                    if verbose {
+                        for a in &attempts {
+                            eprintln!("attempt {}: {:?}\n  -> {}", a.number, a.text, a.result);
+                        }
+                    }
+                    write!(stdout, "{}", report::answer_text(&outcome?))?;
                 }
             }
         }
@@ -247,10 +257,18 @@ fn run_writing(command: Command) -> Result<()> {
             allow_origin,
             rate,
             bundle,
+            first_token_timeout,
+            idle_timeout,
+            answer_timeout,
+            retries,
         } => {
             let mut c = proxy::ProxyConfig::new(&upstream, &model);
             c.allowed_origins = allow_origin;
             c.rate_per_minute = rate;
+            c.first_token_timeout = std::time::Duration::from_secs(first_token_timeout);
+            c.idle_timeout = std::time::Duration::from_secs(idle_timeout);
+            c.answer_timeout = std::time::Duration::from_secs(answer_timeout);
+            c.retries = retries;
             if let Some(path) = bundle {
                 let searcher = Searcher::open(&path, None)?;
                 c.bundle = Some(std::sync::Arc::new(searcher.into_engine().into_bundle()));

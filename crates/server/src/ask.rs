@@ -12,9 +12,30 @@ use crate::searcher::Searcher;
 
 /// Asks `question` through the proxy at `proxy`; hybrid when the searcher has the model.
 pub async fn ask(searcher: &Searcher, proxy: &str, question: &str) -> Result<AskOutcome> {
+    ask_observed(searcher, proxy, question, &mut |_| {}).await
+}
+
+/// [`ask`], telling `observe` about every attempt (`lantern ask --verbose`).
+pub async fn ask_observed(
+    searcher: &Searcher,
+    proxy: &str,
+    question: &str,
+    observe: &mut (dyn FnMut(Attempt) + Send),
+) -> Result<AskOutcome> {
     let vector = searcher.embed(question)?;
     let session = AskSession::start(searcher.engine(), question, vector.as_deref());
-    run(session, proxy).await
+    run_observed(session, proxy, AskLimits::default(), observe).await
+}
+
+/// One call of the model as it went: what it wrote, and what became of it.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// 1 for the first answer, 2 for the corrective retry.
+    pub number: u32,
+    /// The raw answer text (as far as it came, when the stream failed).
+    pub text: String,
+    /// "verified", "retry: <the verifier's note>", "withheld: <reason>" or "failed: <error>".
+    pub result: String,
 }
 
 /// How long and how much one answer may take: a proxy that sends keep-alive comments for
@@ -46,56 +67,51 @@ pub async fn run(session: AskSession, proxy: &str) -> Result<AskOutcome> {
 }
 
 /// [`run`] within `limits`.
-pub async fn run_with(
+pub async fn run_with(session: AskSession, proxy: &str, limits: AskLimits) -> Result<AskOutcome> {
+    run_observed(session, proxy, limits, &mut |_| {}).await
+}
+
+/// [`run_with`], telling `observe` about every attempt, a failed one included.
+pub async fn run_observed(
     mut session: AskSession,
     proxy: &str,
     limits: AskLimits,
+    observe: &mut (dyn FnMut(Attempt) + Send),
 ) -> Result<AskOutcome> {
     let client = reqwest::Client::new();
     let url = format!("{}/answer", proxy.trim_end_matches('/'));
-    while let Some(request) = session.request() {
-        let deadline = tokio::time::Instant::now() + limits.total;
-        let res = client
-            .post(&url)
-            .json(request)
-            .send()
-            .await
-            .with_context(|| format!("calling {url}"))?;
-        let status = res.status();
-        if !status.is_success() {
-            let body = res.text().await.unwrap_or_default();
-            bail!("the proxy answered {status}: {body}");
-        }
-        let mut body = res.bytes_stream();
-        let mut read = 0usize;
-        loop {
-            let next = tokio::time::timeout_at(
-                deadline.min(tokio::time::Instant::now() + limits.idle),
-                body.next(),
-            )
-            .await;
-            let chunk = match next {
-                Ok(Some(chunk)) => chunk.context("reading the answer stream")?,
-                Ok(None) => break,
-                Err(_) if tokio::time::Instant::now() >= deadline => bail!(
-                    "the answer took longer than {} s; stopped",
-                    limits.total.as_secs()
-                ),
-                Err(_) => bail!(
-                    "the proxy sent nothing for {} s; stopped",
-                    limits.idle.as_secs()
-                ),
-            };
-            read += chunk.len();
-            if read > limits.max_bytes {
-                bail!(
-                    "the answer stream passed {} bytes; stopped",
-                    limits.max_bytes
-                );
+    while session.request().is_some() {
+        let number = session.attempt() + 1;
+        match attempt(&client, &url, &mut session, limits).await {
+            Ok(text) => {
+                let result = match session.end_attempt()? {
+                    Some(AskOutcome::Answered { cited, .. }) => {
+                        format!("verified, citing {cited:?}")
+                    }
+                    Some(AskOutcome::Abstained { reason, .. }) => format!("withheld: {reason:?}"),
+                    None => format!(
+                        "retry: {}",
+                        session
+                            .request()
+                            .and_then(|r| r.correction.as_deref())
+                            .unwrap_or("")
+                    ),
+                };
+                observe(Attempt {
+                    number,
+                    text,
+                    result,
+                });
             }
-            session.feed(&chunk)?;
+            Err(e) => {
+                observe(Attempt {
+                    number,
+                    text: session.text().to_string(),
+                    result: format!("failed: {e:#}"),
+                });
+                return Err(e);
+            }
         }
-        session.end_attempt()?;
     }
     session
         .outcome()
@@ -103,37 +119,132 @@ pub async fn run_with(
         .context("the ask ended without an outcome")
 }
 
-/// The opt-in answer evaluation: asks every golden question through the proxy and reports
+/// Posts the session's current request and feeds it the response; returns the text read.
+async fn attempt(
+    client: &reqwest::Client,
+    url: &str,
+    session: &mut AskSession,
+    limits: AskLimits,
+) -> Result<String> {
+    let request = session.request().context("the ask has ended")?;
+    let deadline = tokio::time::Instant::now() + limits.total;
+    let res = client
+        .post(url)
+        .json(request)
+        .send()
+        .await
+        .with_context(|| format!("calling {url}"))?;
+    let status = res.status();
+    if !status.is_success() {
+        let body = res.text().await.unwrap_or_default();
+        bail!("the proxy answered {status}: {body}");
+    }
+    let mut body = res.bytes_stream();
+    let mut read = 0usize;
+    loop {
+        let next = tokio::time::timeout_at(
+            deadline.min(tokio::time::Instant::now() + limits.idle),
+            body.next(),
+        )
+        .await;
+        let chunk = match next {
+            Ok(Some(chunk)) => chunk.context("reading the answer stream")?,
+            Ok(None) => break,
+            Err(_) if tokio::time::Instant::now() >= deadline => bail!(
+                "the answer took longer than {} s; stopped",
+                limits.total.as_secs()
+            ),
+            Err(_) => bail!(
+                "the proxy sent nothing for {} s; stopped",
+                limits.idle.as_secs()
+            ),
+        };
+        read += chunk.len();
+        if read > limits.max_bytes {
+            bail!(
+                "the answer stream passed {} bytes; stopped",
+                limits.max_bytes
+            );
+        }
+        session.feed(&chunk)?;
+    }
+    Ok(session.text().to_string())
+}
+
+/// The opt-in answer evaluation: asks every golden question through the proxy and prints
+/// each outcome (verified, withheld and why, declined before any model call, failed and
+/// why), whether a verified answer cites a page the question is labelled with, and totals:
 /// coverage (answerable questions answered), citation validity (model answers that passed
-/// verification) and abstention (unanswerable questions withheld).
+/// verification) and abstention (unanswerable questions withheld). With `verbose`, every
+/// attempt's raw text too. A failed ask is counted, not fatal.
 pub async fn evaluate_answers(
     searcher: &Searcher,
     proxy: &str,
     golden: &std::path::Path,
+    verbose: bool,
     out: &mut dyn std::io::Write,
 ) -> Result<()> {
     use lantern_engine::Abstention;
     let questions = crate::eval::load_golden(golden)?;
+    let bundle = searcher.engine().bundle();
+    let source_of = |chunk: u32| {
+        bundle
+            .chunk(chunk)
+            .map_or("", |c| bundle.page_of(c).source.as_str())
+    };
     let (mut answerable, mut answered, mut unanswerable, mut abstained) = (0, 0, 0, 0);
-    let (mut model_answers, mut verified) = (0, 0);
+    let (mut model_answers, mut verified, mut gold_cited, mut failed) = (0, 0, 0, 0);
     for q in &questions {
-        let outcome = ask(searcher, proxy, &q.query).await?;
-        let ok = matches!(outcome, AskOutcome::Answered { .. });
-        match &outcome {
-            AskOutcome::Answered { .. } => {
+        let mut attempts = Vec::new();
+        let started = std::time::Instant::now();
+        let result = ask_observed(searcher, proxy, &q.query, &mut |a| attempts.push(a)).await;
+        let secs = started.elapsed().as_secs_f64();
+        let line = match &result {
+            Ok(AskOutcome::Answered {
+                cited, passages, ..
+            }) => {
                 model_answers += 1;
                 verified += 1;
+                let gold = cited.iter().any(|&n| {
+                    passages.iter().any(|p| {
+                        p.n == n
+                            && q.expected
+                                .iter()
+                                .any(|e| crate::eval::page_matches(source_of(p.chunk), e))
+                    })
+                });
+                gold_cited += gold as usize;
+                format!(
+                    "verified{}",
+                    if gold {
+                        ", cites the labelled page"
+                    } else {
+                        ", cites no labelled page"
+                    }
+                )
             }
-            AskOutcome::Abstained {
+            Ok(AskOutcome::Abstained {
                 reason,
                 model_calls,
                 ..
-            } => {
+            }) => {
                 if *model_calls > 0 && *reason != Abstention::NotInContext {
                     model_answers += 1;
                 }
+                match reason {
+                    Abstention::NoGoodMatch => "declined before any model call".to_string(),
+                    Abstention::NotInContext => "withheld: the model said not in passages".into(),
+                    Abstention::UnverifiableCitations => {
+                        "withheld: citations failed verification twice".into()
+                    }
+                }
             }
-        }
+            Err(e) => {
+                failed += 1;
+                format!("failed: {e:#}")
+            }
+        };
+        let ok = matches!(result, Ok(AskOutcome::Answered { .. }));
         if q.answerable() {
             answerable += 1;
             answered += ok as usize;
@@ -141,12 +252,16 @@ pub async fn evaluate_answers(
             unanswerable += 1;
             abstained += (!ok) as usize;
         }
-        writeln!(
-            out,
-            "{:<10} {}",
-            q.id,
-            if ok { "answered" } else { "abstained" }
-        )?;
+        writeln!(out, "{:<10} {line} ({secs:.1} s)", q.id)?;
+        if verbose {
+            for a in &attempts {
+                writeln!(
+                    out,
+                    "    attempt {}: {:?}\n      -> {}",
+                    a.number, a.text, a.result
+                )?;
+            }
+        }
     }
     let pct = |a: usize, b: usize| {
         if b == 0 {
@@ -157,7 +272,7 @@ pub async fn evaluate_answers(
     };
     writeln!(
         out,
-        "coverage {:.0}% of answerable; citation validity {:.0}% of model answers; abstention {:.0}% of unanswerable",
+        "coverage {:.0}% of answerable; citation validity {:.0}% of model answers; abstention {:.0}% of unanswerable; {gold_cited} of {verified} verified answers cite a labelled page; {failed} failed",
         pct(answered, answerable),
         pct(verified, model_answers),
         pct(abstained, unanswerable)
