@@ -37,7 +37,7 @@ const pagefindPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pa
 
 // The links of the first five results in each UI, read from the page.
 const shownLinks = {
-  lantern: () => [...(document.querySelector('lantern-search')?.shadowRoot?.querySelectorAll('[role=option] a') ?? [])]
+  lantern: () => [...(document.querySelector('lantern-search')?.shadowRoot?.querySelectorAll('a.hit') ?? [])]
     .map((a) => a.getAttribute('href')),
   pagefind: () => [...document.querySelectorAll('.pagefind-ui__result-link')].map((a) => a.getAttribute('href')),
 };

@@ -93,18 +93,18 @@ test('facets restrict the widget\'s results; the opened page marks the matched w
     const facets = shadow(page, '.facet');
     assert.equal(await facets.count(), 2);
     assert.deepEqual(await facets.allTextContents(), ['23', '11']);
-    const pages = async () => (await shadow(page, '[role=option] a').evaluateAll((as) => as.map((a) => new URL(a.href).pathname)));
+    const pages = async () => (await shadow(page, 'a.hit').evaluateAll((as) => as.map((a) => new URL(a.href).pathname)));
     assert.ok((await pages()).includes('/built/v2/guide/'));
     await facets.nth(1).click(); // version 1
     assert.equal(await facets.nth(1).getAttribute('aria-pressed'), 'true');
     await page.waitForFunction(() => {
       const root = document.querySelector('lantern-search').shadowRoot;
-      const links = [...root.querySelectorAll('[role=option] a')].map((a) => new URL(a.href).pathname);
+      const links = [...root.querySelectorAll('a.hit')].map((a) => new URL(a.href).pathname);
       return links.length > 0 && links.every((p) => p === '/built/v1/guide/');
     }, null, { timeout: 10_000 });
-    const href = await shadow(page, '[role=option] a').first().getAttribute('href');
+    const href = await shadow(page, 'a.hit').first().getAttribute('href');
     assert.match(href, /^\/built\/v1\/guide\/\?highlight=[^#]*export[^#]*#/);
-    await shadow(page, '[role=option] a').first().click();
+    await shadow(page, 'a.hit').first().click();
     await page.waitForURL(/\/built\/v1\/guide\/\?highlight=/);
     await page.waitForFunction(() => Number(document.documentElement.dataset.lanternHighlights) > 0);
     const marks = await page.locator('mark.lantern-highlight').allTextContents();

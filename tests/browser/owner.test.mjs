@@ -104,7 +104,7 @@ test('the next deploy: the generator wipes its output, nothing is embedded again
 
 /** The pages the widget lists, in order (each result link's path). */
 async function resultPages(page) {
-  const hrefs = await page.locator('lantern-search').first().locator('[role=option] a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  const hrefs = await page.locator('lantern-search').first().locator('a.hit').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
   return [...new Set(hrefs.map((h) => new URL(h, 'http://x').pathname))];
 }
 
@@ -128,7 +128,7 @@ test('MkDocs default theme: Ctrl-K, "cargo publish" typed, its page first; a par
   try {
     await page.goto(server.url + 'guide/');
     await typeInWidget(page, 'cargo publish');
-    await page.locator('lantern-search').first().locator('[role=option] a').first().waitFor({ timeout: 30_000 });
+    await page.locator('lantern-search').first().locator('a.hit').first().waitFor({ timeout: 30_000 });
     // The command's own page first, once the results of the last key are shown.
     let pages = [];
     for (let i = 0; i < 40 && pages[0] !== '/commands/cargo-publish/'; i += 1) {
@@ -184,7 +184,7 @@ test('mdBook: typing n, p, s and arrows in the dialog leaves the book where it i
     await page.keyboard.press('ArrowRight');
     await page.waitForTimeout(500);
     assert.match(page.url(), /guide\/index\.html$/);
-    await page.locator('lantern-search').first().locator('[role=option] a').first().waitFor({ timeout: 30_000 });
+    await page.locator('lantern-search').first().locator('a.hit').first().waitFor({ timeout: 30_000 });
     const pages = await resultPages(page);
     assert.ok(pages.slice(0, 3).includes('/commands/cargo-publish.html'), pages.join());
   } finally {
@@ -236,7 +236,7 @@ test('a site in German gets the UI module with every stemmer; an English one the
   try {
     await tab.goto(server.url + 'index.html');
     await typeInWidget(tab, 'pakete sortieren');
-    await tab.locator('lantern-search').first().locator('[role=option] a').first().waitFor({ timeout: 30_000 });
+    await tab.locator('lantern-search').first().locator('a.hit').first().waitFor({ timeout: 30_000 });
     assert.equal((await resultPages(tab))[0], '/lager.html');
   } finally {
     await tab.close();

@@ -43,18 +43,27 @@ pub fn ResultsBody() -> impl IntoView {
                         1 => "1 more section on this page".to_string(),
                         n => format!("{n} more sections on this page"),
                     };
+                    // An option of the list (a listbox holds nothing else), reached by
+                    // pointer or a screen reader's browse mode; arrows step through sections.
                     view! {
-                        <p class="more" role="presentation">
-                            <a href=safe_href(&g.url) tabindex="-1">{label}</a>
-                        </p>
+                        <a
+                            role="option"
+                            class="more"
+                            aria-selected="false"
+                            tabindex="-1"
+                            href=safe_href(&g.url)
+                        >
+                            {label}
+                        </a>
                     }
                 });
+                let title = g.title.clone();
                 view! {
-                    <li class="group" role="presentation">
-                        <div class="page-title" role="presentation">{g.title}</div>
-                        <ul role="presentation">{hits}</ul>
+                    <div class="group" role="group" aria-label=title>
+                        <div class="page-title" aria-hidden="true">{g.title}</div>
+                        <ul role="none">{hits}</ul>
                         {more}
-                    </li>
+                    </div>
                 }
             })
             .collect_view();
@@ -68,9 +77,9 @@ pub fn ResultsBody() -> impl IntoView {
                     }
                 })}
             <p class="mode-used">{mode}</p>
-            <ul id="lantern-listbox" role="listbox" aria-label="Search results" class="results">
+            <div id="lantern-listbox" role="listbox" aria-label="Search results" class="results">
                 {groups}
-            </ul>
+            </div>
         }
         .into_any()
     }
@@ -136,15 +145,17 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
         hit.score
     );
     let open = move || ctx.why.get() == Some(chunk);
+    // The option is the link itself: an option may hold no other control (axe-core's
+    // nested-interactive), so "why?" sits beside it, a pointer's aid hidden from screen
+    // readers, as the explanation is only a ranking detail.
     view! {
-        <li
-            role="option"
-            id=format!("lantern-opt-{index}")
-            class="hit"
-            aria-selected=move || (ctx.active.get() == index).to_string()
-            on:mousemove=move |_| ctx.active.set(index)
-        >
+        <li role="none" class="hit-row" on:mousemove=move |_| ctx.active.set(index)>
             <a
+                role="option"
+                id=format!("lantern-opt-{index}")
+                class="hit"
+                tabindex="-1"
+                aria-selected=move || (ctx.active.get() == index).to_string()
                 href=safe_href(&url)
                 on:click=move |ev| {
                     ev.prevent_default();
@@ -154,15 +165,13 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
                 <span class="crumb">{hit.breadcrumb}</span>
                 <span class="excerpt">{parts}</span>
             </a>
-            <button
-                type="button"
+            <span
                 class="why"
-                tabindex="-1"
-                aria-expanded=move || open().to_string()
+                aria-hidden="true"
                 on:click=move |_| ctx.why.update(|w| *w = if *w == Some(chunk) { None } else { Some(chunk) })
             >
                 "why?"
-            </button>
+            </span>
             {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
         </li>
     }

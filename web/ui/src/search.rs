@@ -382,7 +382,11 @@ pub fn Search(
                     {move || ctx.stage.get().loading().then(|| view! { <span class="spinner" aria-hidden="true"></span> })}
                     {move || ctx.stage.get().status()}
                 </p>
-                <div class="body"><ResultsBody /></div>
+                // Focusable, so a keyboard can scroll a long list (its options are reached by
+                // arrows from the input, not by Tab).
+                <div class="body" tabindex="0" aria-label="Results">
+                    <ResultsBody />
+                </div>
                 <p class="keys" aria-hidden="true">"↑↓ move · Enter open · Esc close"</p>
             </div>
         </div>

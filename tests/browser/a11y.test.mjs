@@ -1,0 +1,69 @@
+// What a reader sees, checked by axe-core (the rules screen-reader and keyboard users rely on:
+// roles and their children, names, contrast, no control inside another) in real Chromium, on
+// the demo site's widget in every state a search goes through. Serious and critical findings
+// fail; minor and moderate ones are printed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { serve, browser, root } from './harness.mjs';
+
+const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+let chrome;
+let server;
+before(async () => {
+  chrome = await browser();
+  server = await serve(root + '/out/web');
+});
+after(async () => {
+  server?.stop();
+  await chrome?.close();
+});
+
+const shadow = (page, sel) => page.locator('lantern-search').first().locator(sel);
+
+/** axe-core on the whole page, shadow roots included; the serious and critical findings. */
+async function audit(page, state) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async () =>
+    (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
+    })));
+  for (const v of violations) console.log(`${state}: ${v.impact} ${v.id}\n  ${v.nodes.join('\n  ')}`);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+test('axe-core finds nothing serious in the closed, open, results and no-good-match states', async () => {
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    const found = {};
+    found.closed = await audit(page, 'closed');
+    await page.keyboard.press('/');
+    const input = shadow(page, 'input');
+    await input.waitFor();
+    found.open = await audit(page, 'open');
+    // Typed a key at a time, as a reader does, until results show.
+    await input.pressSequentially('heading anchors slugs', { delay: 60 });
+    await shadow(page, '[role=option]').first().waitFor({ timeout: 30_000 });
+    found.typing = await audit(page, 'typing');
+    await shadow(page, '.mode-used').filter({ hasText: /quick meaning|hybrid results/ }).waitFor({ timeout: 60_000 });
+    found.results = await audit(page, 'results');
+    // The first result is reached by arrows, and the input says which it is.
+    await page.keyboard.press('ArrowDown');
+    assert.equal(await input.getAttribute('aria-activedescendant'), 'lantern-opt-1');
+    await page.keyboard.press('ArrowUp');
+    assert.equal(await input.getAttribute('aria-activedescendant'), 'lantern-opt-0');
+    assert.equal(await shadow(page, '#lantern-opt-0').getAttribute('aria-selected'), 'true');
+    await input.fill('what is the weather in Lisbon tomorrow');
+    await shadow(page, '.no-match').waitFor({ timeout: 60_000 });
+    found.noGoodMatch = await audit(page, 'no good match');
+    for (const [state, violations] of Object.entries(found)) {
+      assert.deepEqual(violations.map((v) => `${v.impact} ${v.id}: ${v.nodes[0]}`), [], `${state}: serious or critical findings`);
+    }
+  } finally {
+    await ctx.close();
+  }
+});
