@@ -34,6 +34,24 @@ async function audit(page, state) {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
 
+test('closing the dialog gives focus back to what opened it', async () => {
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    await page.goto(server.url + 'index.html');
+    const trigger = shadow(page, 'button.trigger').first();
+    await trigger.focus();
+    await page.keyboard.press('Enter');
+    await shadow(page, 'input').waitFor();
+    await page.keyboard.press('Escape');
+    await shadow(page, '.overlay').waitFor({ state: 'hidden' });
+    const focused = await page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.className ?? '');
+    assert.equal(focused, 'trigger');
+  } finally {
+    await ctx.close();
+  }
+});
+
 test('axe-core finds nothing serious in the closed, open, results and no-good-match states', async () => {
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
@@ -51,6 +69,9 @@ test('axe-core finds nothing serious in the closed, open, results and no-good-ma
     found.typing = await audit(page, 'typing');
     await shadow(page, '.mode-used').filter({ hasText: /quick meaning|hybrid results/ }).waitFor({ timeout: 60_000 });
     found.results = await audit(page, 'results');
+    // Screen readers hear the count from a live region that stays in place.
+    const status = shadow(page, '.sr-only[role=status]');
+    assert.match(await status.textContent(), /^\d+ results? (on \d+ pages)?/);
     // The first result is reached by arrows, and the input says which it is.
     await page.keyboard.press('ArrowDown');
     assert.equal(await input.getAttribute('aria-activedescendant'), 'lantern-opt-1');
@@ -60,6 +81,7 @@ test('axe-core finds nothing serious in the closed, open, results and no-good-ma
     await input.fill('what is the weather in Lisbon tomorrow');
     await shadow(page, '.no-match').waitFor({ timeout: 60_000 });
     found.noGoodMatch = await audit(page, 'no good match');
+    assert.match(await status.textContent(), /No good match/);
     for (const [state, violations] of Object.entries(found)) {
       assert.deepEqual(violations.map((v) => `${v.impact} ${v.id}: ${v.nodes[0]}`), [], `${state}: serious or critical findings`);
     }

@@ -20,8 +20,7 @@ pub fn ResultsBody() -> impl IntoView {
             return view! { <p class="hint">"Searching…"</p> }.into_any();
         };
         if r.hits.is_empty() {
-            return view! { <p class="empty" role="status">"No results. Try other words."</p> }
-                .into_any();
+            return view! { <p class="empty">"No results. Try other words."</p> }.into_any();
         }
         let mode = mode_used(&r);
         let mut index = 0usize;
@@ -71,7 +70,7 @@ pub fn ResultsBody() -> impl IntoView {
             {r.no_good_match
                 .then(|| {
                     view! {
-                        <p class="no-match" role="status">
+                        <p class="no-match">
                             "No good match in these docs. The closest sections are listed below."
                         </p>
                     }
@@ -174,6 +173,21 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
             </span>
             {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
         </li>
+    }
+}
+
+/// What a screen reader hears when results change, from a live region that stays in place
+/// (one inserted with its text is not reliably read): the count, or "no good match".
+pub fn announcement(ctx: Ctx) -> String {
+    if ctx.query.get().trim().is_empty() {
+        return String::new();
+    }
+    match ctx.results.get() {
+        None => String::new(),
+        Some(r) if r.hits.is_empty() => "No results.".into(),
+        Some(r) if r.no_good_match => "No good match; the closest sections are listed.".into(),
+        Some(r) if r.hits.len() == 1 => "1 result.".into(),
+        Some(r) => format!("{} results on {} pages.", r.hits.len(), r.pages.len()),
     }
 }
 

@@ -290,12 +290,22 @@ pub fn Search(
             ctx.load();
         }
     });
-    Effect::new(move |_| {
-        if open.get() {
+    // Focus moves to the input on open, and back to what had it (the trigger, a page's link)
+    // on close, as a dialog should leave a keyboard where it found it.
+    let opener = StoredValue::new_local(None::<web_sys::HtmlElement>);
+    Effect::new(move |was_open: Option<bool>| {
+        let now = open.get();
+        if now && was_open != Some(true) {
+            opener.set_value(focused_element());
             if let Some(i) = input_ref.get() {
                 let _ = i.focus();
             }
+        } else if !now && was_open == Some(true) {
+            if let Some(el) = opener.get_value() {
+                let _ = el.focus();
+            }
         }
+        now
     });
 
     let on_key = move |ev: KeyboardEvent| {
@@ -384,6 +394,7 @@ pub fn Search(
                 </p>
                 // Focusable, so a keyboard can scroll a long list (its options are reached by
                 // arrows from the input, not by Tab).
+                <p class="sr-only" role="status">{move || crate::results::announcement(ctx)}</p>
                 <div class="body" tabindex="0" aria-label="Results">
                     <ResultsBody />
                 </div>
@@ -479,6 +490,16 @@ fn AskButton() -> impl IntoView {
 }
 
 /// Keeps Tab and Shift-Tab cycling inside the dialog while it is open.
+/// The element with focus, looking into shadow roots (the widget's trigger lives in one).
+fn focused_element() -> Option<web_sys::HtmlElement> {
+    use wasm_bindgen::JsCast;
+    let mut el = web_sys::window()?.document()?.active_element()?;
+    while let Some(inner) = el.shadow_root().and_then(|r| r.active_element()) {
+        el = inner;
+    }
+    el.dyn_into::<web_sys::HtmlElement>().ok()
+}
+
 fn trap_focus(ev: &KeyboardEvent, dialog: NodeRef<leptos::html::Div>) {
     let Some(d) = dialog.get() else { return };
     let Ok(list) = d.query_selector_all("input, button:not([tabindex='-1']), a[href]") else {
