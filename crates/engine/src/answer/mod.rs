@@ -435,6 +435,31 @@ mod tests {
             "{correction}"
         );
         assert!(!correction.contains("[2] shares"), "{correction}");
+        // SmolLM2-135M-Instruct's whole answer to a question on Lantern's docs
+        // (bench/answers.sh, 2026-12-06): markers with words around them, none the passages'.
+        let recorded = "The answer is [1]. The passage that states it is [2]. The passage that does not answer it is [3].";
+        let docs: Vec<Passage> = [
+            "The header records the model id and the sha256 of the prepared model file.",
+            "Shards are named by the hash of their bytes.",
+            "The meta part lists every shard.",
+        ]
+        .iter()
+        .zip(1..)
+        .map(|(text, n)| Passage {
+            n,
+            chunk: n,
+            url: format!("/bundle-format.html#s{n}"),
+            breadcrumb: "Bundle format".into(),
+            text: (*text).into(),
+        })
+        .collect();
+        let Verdict::Retry { correction } = verify(recorded, &docs, false) else {
+            panic!("{recorded} passed")
+        };
+        assert!(
+            correction.contains("[1], [2], [3] shares no word"),
+            "{correction}"
+        );
         // Stems and numbers match: "caching ... topic2" is held by passage 2.
         assert_eq!(
             verify(
