@@ -558,19 +558,30 @@ mod tests {
         let index = VectorIndex::with_partitions(&vs, 48, 40);
         index.validate().unwrap();
         assert!(index.partition_count() > 10, "{}", index.partition_count());
+        covers_each_once_and_recalls(&index, &vs, 37, 95);
+    }
+
+    /// Every vector in exactly one partition; every `step`th vector, searched for, finds
+    /// itself first and at least `percent`% of its exact top 10 through the probed partitions.
+    fn covers_each_once_and_recalls(
+        index: &VectorIndex,
+        vs: &[Vec<f32>],
+        step: usize,
+        percent: usize,
+    ) {
         let mut all: Vec<u32> = index.vectors().iter().map(|(c, _)| *c).collect();
+        all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), vs.len());
-        // Every query finds itself, and most of its exact top 10, through the probed partitions.
         let mut found = 0;
-        for q in (0..vs.len()).step_by(37) {
+        for q in (0..vs.len()).step_by(step) {
             let got = index.search(&vs[q], 10);
             assert_eq!(got[0].chunk, q as u32);
             let exact = index.search_exact(&vs[q], 10);
             found += got.iter().filter(|h| exact.contains(h)).count();
         }
-        let asked = vs.len().div_ceil(37) * 10;
-        assert!(found * 100 >= asked * 95, "recall {found}/{asked}");
+        let asked = vs.len().div_ceil(step) * 10;
+        assert!(found * 100 >= asked * percent, "recall {found}/{asked}");
     }
 
     #[test]
@@ -581,19 +592,7 @@ mod tests {
         index.validate().unwrap();
         let parts = index.partition_count();
         assert!((200..=400).contains(&parts), "{parts} partitions");
-        let mut all: Vec<u32> = index.vectors().iter().map(|(c, _)| *c).collect();
-        all.sort_unstable();
-        all.dedup();
-        assert_eq!(all.len(), vs.len());
-        let mut found = 0;
-        for q in (0..vs.len()).step_by(97) {
-            let got = index.search(&vs[q], 10);
-            assert_eq!(got[0].chunk, q as u32);
-            let exact = index.search_exact(&vs[q], 10);
-            found += got.iter().filter(|h| exact.contains(h)).count();
-        }
-        let asked = vs.len().div_ceil(97) * 10;
-        assert!(found * 100 >= asked * 90, "recall {found}/{asked}");
+        covers_each_once_and_recalls(&index, &vs, 97, 90);
     }
 
     #[test]
