@@ -826,6 +826,16 @@ impl Engine {
         words
     }
 
+    /// Chunks each index term occurs in, by term id (a whole bundle's; what a query table's
+    /// fit ranks terms by).
+    pub fn term_doc_freqs(&self) -> Vec<usize> {
+        let lex = self.bundle.lexical();
+        let want = Want::default();
+        (0..lex.num_terms())
+            .map(|id| lex.doc_freq(id, &want))
+            .collect()
+    }
+
     /// Number of index terms (rows a query table needs).
     pub fn num_terms(&self) -> usize {
         self.bundle.lexical().num_terms()

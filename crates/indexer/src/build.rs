@@ -101,13 +101,33 @@ fn fit_query_table(
         progress.then_some("query texts"),
         |_| "embedding a query-table text".to_string(),
     )?;
+    // The model's vector of each term's word, for the most frequent terms: a row the texts
+    // say little about is pulled towards it. Past the cap (a hostile page of 180,000 made-up
+    // words spent most of its build here) a term has no prior, and its row is what the texts
+    // make of it.
     let words = engine.term_words();
-    let (word_vectors, _, _) =
-        embed_cached(embedder, cache, &words, progress.then_some("terms"), |_| {
-            "embedding a term".to_string()
-        })?;
+    let mut by_freq: Vec<usize> = (0..words.len()).collect();
+    let freqs = engine.term_doc_freqs();
+    by_freq.sort_by_key(|&id| (std::cmp::Reverse(freqs.get(id).copied().unwrap_or(0)), id));
+    by_freq.truncate(MAX_TERM_WORDS);
+    let chosen: Vec<String> = by_freq.iter().map(|&id| words[id].clone()).collect();
+    let (chosen_vectors, _, _) = embed_cached(
+        embedder,
+        cache,
+        &chosen,
+        progress.then_some("terms"),
+        |_| "embedding a term".to_string(),
+    )?;
+    let mut word_vectors = vec![vec![0f32; embedder.dim()]; words.len()];
+    for (id, v) in by_freq.into_iter().zip(chosen_vectors) {
+        word_vectors[id] = v;
+    }
     query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)
 }
+
+/// Terms whose word the model embeds for the query table's fit, most frequent first: the
+/// shared corpora have 1,456 to 9,624 terms.
+const MAX_TERM_WORDS: usize = 20_000;
 
 /// The query table beside a bundle: `site.lantern` -> `site.lantern.query`.
 pub fn query_table_path(out: &Path) -> PathBuf {
