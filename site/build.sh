@@ -16,3 +16,5 @@ cp web/pages/site.css "$out/assets/"
 cp "$out/lantern/sw.js" "$out/sw.js"
 ./target/release/lantern site site/docs --out "$out" --title Lantern --model-dir models/minilm
 node web/tools/precompress.mjs "$out"
+# The reader's first download of code, printed, and held to its budget.
+node web/tools/first-download.mjs "$out/lantern"
