@@ -39,18 +39,27 @@ pub struct BuildOptions {
 /// What a build did, for the summary and for tests.
 #[derive(Debug)]
 pub struct BuildReport {
+    /// The bundle written.
     pub out: PathBuf,
+    /// Pages indexed.
     pub pages: usize,
+    /// Chunks indexed.
     pub chunks: usize,
+    /// Files left out, each with its reason.
     pub skipped: Vec<Skipped>,
     /// Distinct chunk texts run through the model in this build.
     pub embedded: usize,
     /// Chunks whose vectors came from the cache.
     pub reused: usize,
+    /// What the owner should know (damaged cache entries, folded sections, no query table).
     pub warnings: Vec<String>,
+    /// Bytes by part of the bundle.
     pub sizes: PartSizes,
+    /// The bundle's size in bytes.
     pub bytes: usize,
+    /// Time spent embedding.
     pub embed_time: Duration,
+    /// Time of the whole build.
     pub total_time: Duration,
     /// The query table's fit, when one was written.
     pub query_table: Option<FitReport>,
@@ -234,6 +243,7 @@ pub fn default_cache_path(out: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Builds the bundle (and its query table) for `opts` with `embedder`, the model's runtime; returns what was built.
 pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<BuildReport> {
     let manifest = &model.manifest;
     // Cached vectors are named by the encoder that made them, not only the model's name.

@@ -40,6 +40,7 @@ fn checksum(key: &[u8; 32], vector: &[f32]) -> u64 {
     u64::from_le_bytes(d[..8].try_into().expect("8 bytes of 32"))
 }
 
+/// Vectors of texts already embedded, named by their text's hash and by the model that made them: a rebuild embeds only what changed.
 pub struct EmbeddingCache {
     model_sha256: String,
     entries: HashMap<[u8; 32], Vec<f32>>,
@@ -48,11 +49,13 @@ pub struct EmbeddingCache {
     dropped: usize,
 }
 
+/// The cache key of a text: its sha256.
 pub fn text_key(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
 impl EmbeddingCache {
+    /// An empty cache for the model whose vectors id is `model_sha256`.
     pub fn empty(model_sha256: &str) -> Self {
         EmbeddingCache {
             model_sha256: model_sha256.to_string(),
@@ -143,6 +146,7 @@ impl EmbeddingCache {
         self.dropped
     }
 
+    /// Stores `vector` for the text whose [`text_key`] is `key`.
     pub fn insert(&mut self, key: [u8; 32], vector: Vec<f32>) {
         self.live.insert(key, ());
         self.entries.insert(key, vector);

@@ -6,7 +6,9 @@ use crate::extract::Section;
 /// A piece of a section, sized for the model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkText {
+    /// Index of the section it was cut from.
     pub section: usize,
+    /// The chunk's text.
     pub text: String,
 }
 

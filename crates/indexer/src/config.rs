@@ -14,6 +14,7 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// The settings file read from the docs folder.
 pub const CONFIG_FILE: &str = "lantern.toml";
 
 /// How a page's URL derives from its source path.
@@ -51,6 +52,7 @@ pub enum SlugStyle {
     Mdbook,
 }
 
+/// A site's settings (`lantern.toml`, then flags).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -63,7 +65,9 @@ pub struct Config {
     pub exclude: Vec<String>,
     /// Prefix of every page URL, e.g. `/docs/` or `https://example.org/book/`.
     pub base_url: String,
+    /// How page URLs are made from file paths.
     pub urls: UrlStyle,
+    /// How heading anchors are made.
     pub slugs: SlugStyle,
     /// Files larger than this are skipped with a warning.
     pub max_file_bytes: u64,

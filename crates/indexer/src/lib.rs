@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Lantern's build side. Data flows one way: [`source`] finds the files, [`extract`] turns each
 //! into a title and sections, [`chunk`] cuts sections to the model's size, [`build`] embeds
 //! them (through the [`cache`]) and writes the bundle with the engine's `BundleWriter`.

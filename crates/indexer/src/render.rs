@@ -13,10 +13,13 @@ use crate::source;
 
 /// One rendered page.
 pub struct RenderedPage {
+    /// The page's URL.
     pub url: String,
     /// Where the page is written, relative to the site folder (not encoded).
     pub path: String,
+    /// The page title.
     pub title: String,
+    /// The page's HTML body.
     pub body: String,
 }
 
@@ -93,6 +96,7 @@ fn safe_url(url: &str, config: &Config) -> String {
     url.to_string()
 }
 
+/// `s` escaped for HTML text and attribute values.
 pub fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")

@@ -13,6 +13,7 @@ use crate::extract::HtmlSkip;
 pub struct SourceFile {
     /// Path relative to the docs folder, `/`-separated.
     pub rel: String,
+    /// The file's text (UTF-8).
     pub text: String,
 }
 
@@ -68,7 +69,9 @@ pub enum SkipReason {
 
 /// The files read, those left out, and what the folder turned out to hold.
 pub struct Collected {
+    /// The files in scope, in path order.
     pub files: Vec<SourceFile>,
+    /// Files left out, each with its reason.
     pub skipped: Vec<Skipped>,
     /// Markdown or HTML (never `Auto`).
     pub input: Input,

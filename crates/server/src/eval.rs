@@ -19,7 +19,9 @@ use crate::searcher::{QueryEncoder, Searcher};
 /// (`family` instead of `type`, `expected` as one path).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Question {
+    /// The question's id.
     pub id: String,
+    /// The question as a reader would type it.
     pub query: String,
     /// Source paths of the answering page(s); empty for unanswerable questions.
     #[serde(default, deserialize_with = "one_or_many")]
@@ -27,13 +29,16 @@ pub struct Question {
     /// Expected section anchor, when labelled.
     #[serde(default)]
     pub anchor: Option<String>,
+    /// Its kind (Lantern's sets).
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
+    /// Its kind (the shared Rust book set's word for it).
     #[serde(default)]
     pub family: Option<String>,
 }
 
 impl Question {
+    /// The kind it is reported under.
     pub fn group(&self) -> String {
         self.kind
             .clone()
@@ -41,6 +46,7 @@ impl Question {
             .unwrap_or_else(|| "all".into())
     }
 
+    /// Whether the docs answer it.
     pub fn answerable(&self) -> bool {
         !self.expected.is_empty() && self.kind.as_deref() != Some("unanswerable")
     }
@@ -60,6 +66,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
     })
 }
 
+/// The kinds of question a golden set may label, in report order.
 pub const TYPES: [&str; 4] = ["lexical", "paraphrase", "exact", "unanswerable"];
 
 /// Reads a JSONL golden file; blank lines and `//` comment lines are allowed.
@@ -111,8 +118,11 @@ fn holds_words(heading: &str, query: &str) -> bool {
 /// Outcome of one question in one mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
+    /// The question's id.
     pub id: String,
+    /// Its kind (lexical, paraphrase, exact, unanswerable).
     pub group: String,
+    /// Whether the docs answer it.
     pub answerable: bool,
     /// 1-based page rank of the first expected page, if in the top 10.
     pub page_rank: Option<usize>,
@@ -121,7 +131,9 @@ pub struct Outcome {
     /// Navigational questions: the first result shown is on the expected page and opens its
     /// top, or a section whose heading holds every word of the query.
     pub lands_top: Option<bool>,
+    /// Whether search said "no good match".
     pub no_good_match: bool,
+    /// The best cosine of the vector search, when one ran.
     pub best_cosine: Option<f32>,
     /// A section contains every query word (which answers whatever the cosine says).
     pub all_words: bool,
@@ -130,23 +142,32 @@ pub struct Outcome {
     /// Written mostly in a script the model does not read: "no good match" rested on the
     /// keyword evidence, not the cosine (see `Results::unread_script`).
     pub unread_script: bool,
+    /// Milliseconds the search took.
     pub ms: f64,
 }
 
 /// Aggregates over a set of outcomes.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Metrics {
+    /// Questions counted.
     pub n: usize,
+    /// Share with a labelled page first.
     pub hit1: f64,
+    /// Share with one in the first three.
     pub hit3: f64,
+    /// Share with one in the first five.
     pub hit5: f64,
+    /// Mean reciprocal rank of the first labelled page, within ten.
     pub mrr10: f64,
+    /// nDCG over the first ten pages.
     pub ndcg10: f64,
+    /// Share with the labelled section among the first five hits, where sections are labelled.
     pub section_hit5: Option<f64>,
     /// Share of navigational questions whose first result lands on the page's top.
     pub lands_top: Option<f64>,
 }
 
+/// The figures of a set of outcomes.
 pub fn metrics(outcomes: &[&Outcome]) -> Metrics {
     let answerable: Vec<&&Outcome> = outcomes.iter().filter(|o| o.answerable).collect();
     let n = answerable.len();
@@ -623,6 +644,7 @@ pub fn abstention(outcomes: &[Outcome]) -> (Option<f64>, Option<f64>) {
     )
 }
 
+/// The `p`-th percentile (0-100) of `xs`.
 pub fn percentile(mut xs: Vec<f64>, p: f64) -> f64 {
     if xs.is_empty() {
         return 0.0;

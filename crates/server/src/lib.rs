@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Lantern over a built bundle, natively. Every command that reads a bundle opens it through
 //! [`Searcher`]; [`ask`] drives the engine's answer protocol with an HTTP client; [`eval`]
 //! measures retrieval and gates CI; [`tune`] chooses the fusion by leave-one-corpus-out

@@ -29,21 +29,29 @@ use lantern_engine::answer::{AnswerRequest, CORRECTION_PREFIX, NOT_IN_PASSAGES};
 /// Environment variable holding the upstream API key.
 pub const KEY_ENV: &str = "LANTERN_UPSTREAM_API_KEY";
 
+/// How `lantern proxy` reaches its model and what it accepts.
 #[derive(Clone)]
 pub struct ProxyConfig {
     /// Base URL of the OpenAI-compatible API, e.g. `https://api.openai.com/v1` or
     /// `http://127.0.0.1:11434/v1` (Ollama).
     pub upstream: String,
+    /// The model name sent upstream.
     pub model: String,
+    /// The upstream's API key (from the environment), never sent to a browser.
     pub api_key: Option<String>,
     /// Origins allowed to call the proxy from a browser.
     pub allowed_origins: Vec<String>,
     /// Requests per client IP per minute.
     pub rate_per_minute: u32,
+    /// Largest request body accepted.
     pub max_body_bytes: usize,
+    /// Most passages a question may carry.
     pub max_passages: usize,
+    /// Longest passage, in characters.
     pub max_passage_chars: usize,
+    /// Longest question, in characters.
     pub max_question_chars: usize,
+    /// Most tokens an answer may have.
     pub max_answer_tokens: u32,
     /// From sending the request to the first piece of answer text (the upstream's headers
     /// included): a model on a CPU reads the passages first, 20-40 s for a 1.5B one.
@@ -62,6 +70,7 @@ pub struct ProxyConfig {
 }
 
 impl ProxyConfig {
+    /// A config for `upstream` and `model` with the default limits and deadlines.
     pub fn new(upstream: &str, model: &str) -> Self {
         ProxyConfig {
             upstream: upstream.trim_end_matches('/').to_string(),
@@ -87,7 +96,9 @@ impl ProxyConfig {
 /// 0.5B/1.5B on two cores, 20-38 s to a first token for the 1.5B one, a few tokens a second);
 /// a hosted API answers well within them.
 pub const FIRST_TOKEN_SECS: u64 = 120;
+/// Default idle deadline, in seconds.
 pub const IDLE_SECS: u64 = 30;
+/// Default whole-answer deadline, in seconds.
 pub const ANSWER_SECS: u64 = 300;
 /// While no answer text has come, a comment goes to the client this often, so that it and any
 /// server between can tell a model still reading from a dead line.
@@ -206,6 +217,7 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The proxy's HTTP routes (`/health`, `/answer`) over `config`.
 pub fn router(config: ProxyConfig) -> Router {
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))

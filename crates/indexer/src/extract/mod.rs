@@ -18,15 +18,18 @@ pub struct Section {
     pub breadcrumb: Vec<String>,
     /// The heading's id; empty for text before the first heading.
     pub anchor: String,
+    /// The section's text, headings and markup taken out.
     pub text: String,
 }
 
 /// A parsed page.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ParsedPage {
+    /// The page title.
     pub title: String,
     /// The page's language (front matter `lang`, `<html lang>`), if it names one.
     pub lang: Option<String>,
+    /// The page's sections, in document order.
     pub sections: Vec<Section>,
     /// The id of every heading in document order, empty sections' included.
     pub anchors: Vec<String>,
