@@ -4,10 +4,8 @@
 // fail; minor and moderate ones are printed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { serve, browser, root } from './harness.mjs';
+import { serve, browser, root, audit } from './harness.mjs';
 
-const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 let chrome;
 let server;
 before(async () => {
@@ -20,19 +18,6 @@ after(async () => {
 });
 
 const shadow = (page, sel) => page.locator('lantern-search').first().locator(sel);
-
-/** axe-core on the whole page, shadow roots included; the serious and critical findings. */
-async function audit(page, state) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: axePath });
-  const violations = await page.evaluate(async () =>
-    (await window.axe.run(document, { resultTypes: ['violations'] })).violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      nodes: v.nodes.slice(0, 3).map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
-    })));
-  for (const v of violations) console.log(`${state}: ${v.impact} ${v.id}\n  ${v.nodes.join('\n  ')}`);
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 test('closing the dialog gives focus back to what opened it', async () => {
   const ctx = await chrome.newContext();

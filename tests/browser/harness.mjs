@@ -7,6 +7,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const lantern = join(root, 'target/release/lantern');
@@ -163,4 +164,21 @@ export async function browser() {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
+}
+
+/**
+ * axe-core on the page, shadow roots included (or only within `include`, a CSS selector):
+ * the serious and critical findings; every finding is printed, labelled `state`.
+ */
+export async function audit(page, state, include) {
+  const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async (include) =>
+    (await window.axe.run(include ? { include: [include] } : document, { resultTypes: ['violations'] })).violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.slice(0, 3).map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary.replace(/\s+/g, ' ')}`),
+    })), include ?? null);
+  for (const v of violations) console.log(`${state}: ${v.impact} ${v.id}\n  ${v.nodes.join('\n  ')}`);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }
