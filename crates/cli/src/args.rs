@@ -319,109 +319,34 @@ fn parse_filter(spec: &str) -> Result<(String, String), String> {
 }
 
 impl BuildArgs {
-    /// Without --out: the built site whose `lantern/` folder receives everything to publish.
-    pub fn site(&self) -> Option<&std::path::Path> {
-        self.out.is_none().then_some(self.docs.as_path())
-    }
-
-    /// The build's options: `lantern.toml` (or --config) with the flags laid over it.
-    pub fn options(&self) -> anyhow::Result<lantern_indexer::BuildOptions> {
-        use lantern_indexer::build::default_cache_path;
-        use lantern_indexer::config::{Config, Input, CONFIG_FILE};
-        use lantern_indexer::publish::{
-            user_cache_path, BUNDLE_FILE, PUBLISH_FOLDER, SITE_SW_FILE,
-        };
-        let path = self
-            .config
-            .clone()
-            .unwrap_or_else(|| self.docs.join(CONFIG_FILE));
-        let mut config = Config::load(&path)?;
-        if !self.include.is_empty() {
-            config.include = self.include.clone();
-        }
-        config.exclude.extend(self.exclude.iter().cloned());
-        if self.html {
-            config.input = Input::Html;
-        } else if self.markdown {
-            config.input = Input::Markdown;
-        }
-        if let Some(b) = &self.base_url {
-            config.base_url = b.clone();
-        }
-        if let Some(u) = self.urls {
-            config.urls = u;
-        }
-        if let Some(s) = self.slugs {
-            config.slugs = s;
-        }
-        // Before the model loads or anything is written.
-        config.validate()?;
-        let out = match &self.out {
-            Some(out) => {
-                // What an earlier `lantern build SITE` published there is not a page either.
-                let published = self.docs.join(PUBLISH_FOLDER);
-                if published
-                    .join(lantern_indexer::publish::SNIPPET_FILE)
-                    .is_file()
-                {
-                    config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
-                    config.exclude.push(SITE_SW_FILE.to_string());
-                }
-                out.clone()
-            }
-            None => {
-                lantern_indexer::publish::check_site(&self.docs)?;
-                // A built site: its pages are HTML whatever else it holds, and what Lantern
-                // published there last time is not a page.
-                if config.input == Input::Markdown {
-                    anyhow::bail!(
-                        "markdown sources are not a site to publish into: give --out FILE for the bundle (or `lantern site` to render them)"
-                    );
-                }
-                if config.input == Input::Auto && holds_markdown_only(&self.docs) {
-                    anyhow::bail!(
-                        "{} holds markdown, not a built site: point lantern at your generator's output (site/, book/, public/...), or give --out FILE to build a bundle from the markdown",
-                        self.docs.display()
-                    );
-                }
-                config.input = Input::Html;
-                config.exclude.push(format!("{PUBLISH_FOLDER}/**"));
-                config.exclude.push(SITE_SW_FILE.to_string());
-                self.docs.join(PUBLISH_FOLDER).join(BUNDLE_FILE)
-            }
-        };
-        let cache = if self.no_cache {
-            None
-        } else if let Some(c) = &self.cache {
-            Some(c.clone())
-        } else if self.out.is_some() {
-            Some(default_cache_path(&out))
-        } else {
-            user_cache_path(&self.docs)
-        };
-        Ok(lantern_indexer::BuildOptions {
+    /// The flags as the indexer's plan takes them.
+    pub fn flags(&self) -> lantern_indexer::BuildFlags {
+        use lantern_indexer::config::Input;
+        lantern_indexer::BuildFlags {
             docs: self.docs.clone(),
-            out,
-            config,
-            cache,
+            out: self.out.clone(),
+            config: self.config.clone(),
+            input: if self.html {
+                Input::Html
+            } else if self.markdown {
+                Input::Markdown
+            } else {
+                Input::Auto
+            },
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            base_url: self.base_url.clone(),
+            urls: self.urls,
+            slugs: self.slugs,
+            cache: self.cache.clone(),
+            no_cache: self.no_cache,
             progress: !self.quiet,
-            // A file named by --out is written; a published site carries one form.
-            whole_file: self.out.is_some() || self.whole_file,
-        })
-    }
-}
-
-/// Whether `dir` has markdown files and no HTML page (a docs source, not a built site).
-fn holds_markdown_only(dir: &std::path::Path) -> bool {
-    let mut markdown = false;
-    for entry in walkdir::WalkDir::new(dir).into_iter().flatten() {
-        let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
-        if name.ends_with(".html") || name.ends_with(".htm") {
-            return false;
+            whole_file: self.whole_file,
+            service_worker: self.service_worker,
+            meaning: self.meaning,
+            runtime: self.runtime.clone(),
         }
-        markdown |= name.ends_with(".md") || name.ends_with(".markdown");
     }
-    markdown
 }
 
 impl EvalArgs {

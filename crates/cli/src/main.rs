@@ -2,7 +2,6 @@
 //! embedder). Nothing else happens here.
 
 mod args;
-mod runtime;
 
 // The static Linux build (musl) takes mimalloc: musl's own allocator made building 34% slower.
 #[cfg(target_env = "musl")]
@@ -73,54 +72,16 @@ fn run_writing(command: Command) -> Result<()> {
         Command::Mcp { .. } => anyhow::bail!("lantern mcp does not write reports"),
         Command::Build(args) => {
             // The flags and the site are checked before the model loads.
-            let opts = args.options()?;
-            let _lock = args
-                .site()
-                .map(lantern_indexer::publish::lock_site)
-                .transpose()?;
+            let plan = lantern_indexer::BuildPlan::new(args.flags())?;
             let model = args.model.load()?;
-            // Everything a site publishes is at hand before anything is written.
-            let runtime = match args.site() {
-                Some(_) => Some(runtime::load(args.runtime.as_deref())?),
-                None => None,
-            };
-            let r = lantern_indexer::build(&opts, &model, &model.embedder()?)?;
-            for s in &r.skipped {
+            let outcome = plan.run(&model)?;
+            for s in &outcome.report.skipped {
                 eprintln!("warning: skipped {}: {}", s.path, s.reason);
             }
-            for w in &r.warnings {
+            for w in &outcome.report.warnings {
                 eprintln!("warning: {w}");
             }
-            writeln!(stdout, "{r}")?;
-            if let (Some(site), Some(mut runtime)) = (args.site(), runtime) {
-                lantern_indexer::publish::choose_ui(&mut runtime, &r.langs);
-                let files: Vec<(&str, &[u8])> = runtime
-                    .iter()
-                    .map(|(p, b)| (p.as_str(), b.as_slice()))
-                    .collect();
-                let published_model = match args.meaning {
-                    lantern_indexer::publish::Meaning::Full => Some(&model),
-                    lantern_indexer::publish::Meaning::Quick => None,
-                };
-                let p = lantern_indexer::publish::publish(
-                    site,
-                    &files,
-                    published_model,
-                    &opts.config.base_url,
-                    args.service_worker,
-                )?;
-                match &opts.cache {
-                    Some(c) => writeln!(stdout, "  embedding cache: {}", c.display())?,
-                    None => writeln!(stdout, "  embedding cache: none")?,
-                }
-                writeln!(
-                    stdout,
-                    "published search into {}\npaste these tags before </head> of every page (also in {}):\n\n{}",
-                    p.dir.display(),
-                    p.dir.join(lantern_indexer::publish::SNIPPET_FILE).display(),
-                    p.snippet
-                )?;
-            }
+            write!(stdout, "{outcome}")?;
         }
         Command::Site {
             docs,

@@ -3,9 +3,9 @@
 
 use tokenizers::{Tokenizer, TruncationParams};
 
+use crate::digest::sha256_hex;
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
-use crate::manifest::sha256_hex;
 use crate::pack::WordRows;
 use lantern_engine::Manifest;
 

@@ -9,20 +9,20 @@
 
 #![warn(missing_docs)]
 
+mod digest;
 mod embed;
 mod encoder;
 mod error;
 mod manifest;
 mod pack;
 
+pub use digest::sha256_hex;
 pub use embed::{l2_normalize, mean_pool, pinned, tokenizers, Embedder, PendingEmbedder};
 pub use error::{Error, Result};
 // The contract is the engine's (it checks a model against a bundle); re-exported so callers
 // of the embedder need only this crate.
 pub use lantern_engine::{Manifest, ModelFiles, PackedFile, MANIFEST_FILE};
-pub use manifest::{
-    model_dir, sha256_hex, user_cache_dir, Model, DEFAULT_MODEL_DIR, MODEL_DIR_ENV,
-};
+pub use manifest::{model_dir, user_cache_dir, Model, DEFAULT_MODEL_DIR, MODEL_DIR_ENV};
 pub use pack::{read_packed, split_packed, PackSpec, PackedModel, WordRows, PACK_VERSION};
 
 /// The packed model's file format, for the tool that writes it (`lantern-packer`): the parts

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::digest::sha256_hex;
 use lantern_engine::{Manifest, MANIFEST_FILE};
-use sha2::{Digest, Sha256};
 
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -15,11 +15,6 @@ pub const MODEL_DIR_ENV: &str = "LANTERN_MODEL_DIR";
 /// The model folder when neither flag nor environment names one, relative to the working
 /// directory (the repository root, where `models/fetch.sh` prepares it).
 pub const DEFAULT_MODEL_DIR: &str = "models/minilm";
-
-/// sha256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
 
 /// The model folder to use: the flag if given, else `$LANTERN_MODEL_DIR`, else
 /// [`DEFAULT_MODEL_DIR`].

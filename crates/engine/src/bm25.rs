@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::{fold, is_cjk, Analyzer, Lang};
+use crate::postings::{decode_postings, encode_postings, read_posting, Posting};
+use crate::want::Want;
 
 /// One field's weight and length normalisation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -95,69 +97,6 @@ pub(crate) struct TermShard {
     /// the index is written, so no per-chunk table is needed.
     pub(crate) postings: Vec<Vec<u8>>,
     pub(crate) surfaces: Vec<(String, u32)>,
-}
-
-/// Shards a query needs that are not loaded yet, by kind and block index.
-#[derive(Debug, Default)]
-pub(crate) struct Want {
-    inner: std::cell::RefCell<WantSet>,
-}
-
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct WantSet {
-    pub(crate) terms: Blocks,
-    pub(crate) text: Blocks,
-    pub(crate) centroids: bool,
-    pub(crate) vectors: Blocks,
-}
-
-/// Block indexes, ascending, each once: a sorted `Vec` rather than a `BTreeSet`, whose code
-/// the browser's module would carry for a few dozen numbers.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Blocks(Vec<usize>);
-
-impl Blocks {
-    pub(crate) fn insert(&mut self, b: usize) {
-        if let Err(at) = self.0.binary_search(&b) {
-            self.0.insert(at, b);
-        }
-    }
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, usize> {
-        self.0.iter()
-    }
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl IntoIterator for Blocks {
-    type Item = usize;
-    type IntoIter = std::vec::IntoIter<usize>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.into_iter()
-    }
-}
-
-impl Want {
-    pub(crate) fn term_block(&self, b: usize) {
-        self.inner.borrow_mut().terms.insert(b);
-    }
-    pub(crate) fn text_block(&self, b: usize) {
-        self.inner.borrow_mut().text.insert(b);
-    }
-    pub(crate) fn centroids(&self) {
-        self.inner.borrow_mut().centroids = true;
-    }
-    pub(crate) fn vector_part(&self, p: usize) {
-        self.inner.borrow_mut().vectors.insert(p);
-    }
-    pub(crate) fn is_empty(&self) -> bool {
-        let w = self.inner.borrow();
-        w.terms.is_empty() && w.text.is_empty() && !w.centroids && w.vectors.is_empty()
-    }
-    pub(crate) fn take(&self) -> WantSet {
-        std::mem::take(&mut *self.inner.borrow_mut())
-    }
 }
 
 /// A chunk as the lexical index sees it: its fields' text.
@@ -626,108 +565,9 @@ pub fn top_k(scores: HashMap<u32, f32>, k: usize) -> Vec<(u32, f32)> {
     hits
 }
 
-/// One chunk's entry in a term's postings: the term's weighted field scores before idf, in
-/// sixteenths, the title's apart (a query weighs it by how much it looks like a page's name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Posting {
-    pub(crate) chunk: u32,
-    /// Heading, headings above and body.
-    pub(crate) section: u32,
-    /// The page title (top chunks only; 0 elsewhere).
-    pub(crate) title: u32,
-}
-
-/// Each posting is the chunk id's delta, then `section << 1 | has title`, then the title's
-/// score if it has one: most chunks carry no title, so the flag costs less than a 0.
-fn encode_postings(list: &[Posting]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(list.len() * 2);
-    let mut prev = 0u32;
-    for p in list {
-        write_varint(&mut out, p.chunk - prev);
-        write_varint(&mut out, p.section.saturating_mul(2) | (p.title > 0) as u32);
-        if p.title > 0 {
-            write_varint(&mut out, p.title);
-        }
-        prev = p.chunk;
-    }
-    out
-}
-
-/// One posting as (chunk id delta, posting with a relative chunk id), or None if malformed.
-fn read_posting(bytes: &[u8], pos: &mut usize) -> Option<(u32, Posting)> {
-    let delta = read_varint(bytes, pos)?;
-    let v = read_varint(bytes, pos)?;
-    let title = if v & 1 == 1 {
-        read_varint(bytes, pos)?
-    } else {
-        0
-    };
-    Some((
-        delta,
-        Posting {
-            chunk: delta,
-            section: v >> 1,
-            title,
-        },
-    ))
-}
-
-/// Decodes a postings list; a malformed tail (impossible after the bundle checksum) just ends it.
-fn decode_postings(bytes: &[u8]) -> Vec<Posting> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    let mut chunk = 0u32;
-    while pos < bytes.len() {
-        let Some((delta, mut p)) = read_posting(bytes, &mut pos) else {
-            break;
-        };
-        chunk = chunk.saturating_add(delta);
-        p.chunk = chunk;
-        out.push(p);
-    }
-    out
-}
-
-fn write_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn read_varint(bytes: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut v = 0u32;
-    for shift in (0..35).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        v |= ((b & 0x7f) as u32).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn varints_round_trip() {
-        let p = |chunk, section, title| Posting {
-            chunk,
-            section,
-            title,
-        };
-        let list = vec![
-            p(0, 1, 0),
-            p(5, 300, 7),
-            p(70_000, 0, 2),
-            p(70_001, 300_000, 0),
-        ];
-        assert_eq!(decode_postings(&encode_postings(&list)), list);
-    }
 
     #[test]
     fn heading_terms_outrank_body_mentions() {

@@ -5,9 +5,10 @@ use std::collections::{HashMap, HashSet};
 
 use crate::analyze::{fold, surface_words};
 use crate::analyze::{Analyzer, Lang};
-use crate::bm25::{top_k, Want};
+use crate::bm25::top_k;
 use crate::bundle::Bundle;
 use crate::query::Query;
+use crate::want::Want;
 
 /// Typo matches count this much of an exact match, so exact hits rank first.
 const TYPO_WEIGHT: f32 = 0.4;

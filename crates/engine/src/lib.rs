@@ -25,11 +25,15 @@ mod keyword;
 mod link;
 mod model;
 mod order;
+mod postings;
 mod query;
 mod query_table;
+mod query_terms;
+mod results;
 mod script;
 mod search;
 mod vector;
+mod want;
 mod writer;
 
 #[cfg(test)]
@@ -50,7 +54,8 @@ pub use keyword::MAX_QUERY_TERMS;
 pub use link::is_safe_link;
 pub use model::{check_file_name, Manifest, ModelFiles, PackSpec, PackedFile, MANIFEST_FILE};
 pub use query_table::{QueryTable, QUERY_TABLE_SUFFIX, QUERY_TABLE_VERSION};
+pub use results::{Hit, Mode, PageGroup, Results, Signal};
 pub use script::Script;
-pub use search::{Engine, Hit, Mode, PageGroup, Results, Signal};
+pub use search::Engine;
 pub use vector::{l2_normalize, VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
 pub use writer::BundleWriter;

@@ -6,184 +6,24 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
-
 use crate::analyze::{Analyzer, Lang};
-use crate::bm25::Want;
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
 use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
 use crate::model::Manifest;
 use crate::query::Query;
-use crate::query_table::QueryTable;
 use crate::script::{mostly_unread, Script};
 use crate::vector::VectorHit;
+use crate::want::Want;
+
+use crate::results::{Hit, Mode, PageGroup, Results, Signal, PER_PAGE};
 
 /// How many vector hits take part in fusion (and set the min-max range of cosines).
 const FUSION_DEPTH: usize = 50;
-/// At most this many sections of one page are shown; the others are counted
-/// ([`PageGroup::more`]).
-pub const PER_PAGE: usize = 3;
 /// How many keyword hits take part in fusion: more than vector hits, because a keyword hit's
 /// cosine can be looked up while a vector hit's BM25 beyond this depth counts as zero.
 const KEYWORD_DEPTH: usize = 200;
-
-/// Which retrievers run. The one place mode names are spelled: parsing, display and serde.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Keyword and vector results fused.
-    #[default]
-    Hybrid,
-    /// Vector search only ("semantic" in the UI).
-    Vector,
-    /// BM25 only; needs no model.
-    Keyword,
-}
-
-impl Mode {
-    /// Every mode, in the order reports list them.
-    pub const ALL: [Mode; 3] = [Mode::Keyword, Mode::Vector, Mode::Hybrid];
-
-    /// The mode's name as parsed and serialized: `hybrid`, `vector` or `keyword`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Hybrid => "hybrid",
-            Mode::Vector => "vector",
-            Mode::Keyword => "keyword",
-        }
-    }
-
-    /// What a reader sees: `Hybrid`, `Semantic` or `Keyword`.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Hybrid => "Hybrid",
-            Mode::Vector => "Semantic",
-            Mode::Keyword => "Keyword",
-        }
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        match s {
-            "hybrid" => Ok(Mode::Hybrid),
-            "vector" | "semantic" => Ok(Mode::Vector),
-            "keyword" => Ok(Mode::Keyword),
-            _ => Err(Error::UnknownMode(s.to_string())),
-        }
-    }
-}
-
-/// One retriever's view of a hit.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Signal {
-    /// 1-based rank in that retriever's list.
-    pub rank: u32,
-    /// The retriever's own score (BM25, or cosine).
-    pub score: f32,
-}
-
-/// One matching chunk.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Hit {
-    /// Chunk id.
-    pub chunk: u32,
-    /// Page id.
-    pub page: u32,
-    /// Page title.
-    pub title: String,
-    /// "Page > Section > Subsection".
-    pub breadcrumb: String,
-    /// Page URL with the section anchor.
-    pub url: String,
-    /// Fused score in hybrid mode (see [`Fusion`]), the retriever's own score otherwise.
-    pub score: f32,
-    /// The keyword retriever's rank and score, if it found the chunk.
-    pub keyword: Option<Signal>,
-    /// The vector retriever's rank and score, if the chunk was in its top list.
-    pub vector: Option<Signal>,
-    /// Plain text around the matched words: escape before display.
-    pub excerpt: String,
-    /// `[start, end)` of matched words in `excerpt`, in UTF-16 code units (see
-    /// [`crate::highlight_segments`]).
-    pub highlights: Vec<(u32, u32)>,
-}
-
-/// Hits of one page, best section first.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PageGroup {
-    /// Page id.
-    pub page: u32,
-    /// Page title.
-    pub title: String,
-    /// Page URL without anchor.
-    pub url: String,
-    /// The page's `data-lantern-meta` pairs (plain text).
-    pub meta: Vec<(String, String)>,
-    /// The page's hits, best first (at most [`PER_PAGE`]).
-    pub hits: Vec<Hit>,
-    /// How many more of its sections matched: "N more on this page".
-    #[serde(default)]
-    pub more: u32,
-}
-
-/// What a search returns.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Results {
-    /// The mode actually used (hybrid falls back to keyword without a query vector).
-    pub mode: Mode,
-    /// The sections shown, in the one order every surface gives them (the widget, `lantern
-    /// query`, `--json`, MCP, `lantern eval`): page by page as [`Results::pages`] ranks them,
-    /// each page's sections best first.
-    pub hits: Vec<Hit>,
-    /// The same hits grouped by page, best page first (see [`PageScore`]).
-    pub pages: Vec<PageGroup>,
-    /// True when the evidence is weak; `hits` then holds the closest sources.
-    pub no_good_match: bool,
-    /// Cosine of the best vector hit, when vectors were searched.
-    pub best_cosine: Option<f32>,
-    /// The best keyword hit contains every word of the query: lexical evidence strong enough
-    /// to answer whatever the cosine says.
-    pub all_words: bool,
-    /// The best keyword hit's BM25 over the most any section could score for this query, in
-    /// `[0, 1]`: how much of the query (weighted by rarity) the docs' best match holds. A word
-    /// the docs never use counts against it in full. 0 without keyword evidence.
-    #[serde(default)]
-    pub keyword_strength: f32,
-    /// The query vector came from the bundle's query table, not the model
-    /// ([`Engine::search_table`]): meaning is approximate and "no good match" rests on the
-    /// keyword evidence alone.
-    #[serde(default)]
-    pub approximate: bool,
-    /// The query is written mostly in a script the model does not read (its manifest's
-    /// `scripts`): its cosines measure nothing, so "no good match" rests on the keyword
-    /// evidence alone, as it does for [`Results::approximate`].
-    #[serde(default)]
-    pub unread_script: bool,
-    /// Shards of a split bundle this query needs that are not loaded (file names): load them
-    /// ([`crate::Bundle::add_shard`]) and search again. Empty for a complete bundle; when not
-    /// empty, the other fields are empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-}
 
 /// Which chunks a search may return.
 #[derive(Clone, Copy)]
@@ -778,90 +618,6 @@ impl Engine {
             excerpt,
             highlights,
         }
-    }
-}
-
-impl Engine {
-    // The query table: the terms it pools and the table itself (query_table.rs).
-
-    /// The query's index terms with weights summing to one: each distinct word counts
-    /// equally, shared among the terms it expands to (prefixes while typed, typo neighbours).
-    /// What the query table pools, both when fitted and when a reader types.
-    pub fn query_terms(&self, text: &str) -> Vec<(usize, f32)> {
-        // Terms whose block is not loaded yet are left out: keyword search fetches them first.
-        let want = crate::bm25::Want::default();
-        let (expanded, _) = self.keywords().expand(&Query::parse(text), &want);
-        let n = expanded.len() as f32;
-        let mut out = Vec::new();
-        for e in &expanded {
-            let total: f32 = e.ids.iter().map(|&(_, w)| w).sum();
-            if total > 0.0 {
-                out.extend(e.ids.iter().map(|&(id, w)| (id, w / total / n)));
-            }
-        }
-        out
-    }
-
-    /// Identifies the bundle's term list, which a query table's rows are indexed by.
-    pub fn terms_fingerprint(&self) -> u32 {
-        self.bundle.terms_fingerprint()
-    }
-
-    /// A word as written for each index term (its shortest surface form, else the term):
-    /// what the model is shown to give each term a meaning of its own.
-    pub fn term_words(&self) -> Vec<String> {
-        let lex = self.bundle.lexical();
-        let mut words: Vec<String> = lex.terms().cloned().collect();
-        let mut set = vec![false; words.len()];
-        for (surface, id) in lex.surfaces() {
-            let id = *id as usize;
-            if id >= words.len() {
-                continue; // a partly loaded bundle: the query table is fitted on whole ones
-            }
-            if !set[id] || surface.len() < words[id].len() {
-                words[id] = surface.clone();
-                set[id] = true;
-            }
-        }
-        words
-    }
-
-    /// Chunks each index term occurs in, by term id (a whole bundle's; what a query table's
-    /// fit ranks terms by).
-    pub fn term_doc_freqs(&self) -> Vec<usize> {
-        let lex = self.bundle.lexical();
-        let want = Want::default();
-        (0..lex.num_terms())
-            .map(|id| lex.doc_freq(id, &want))
-            .collect()
-    }
-
-    /// Number of index terms (rows a query table needs).
-    pub fn num_terms(&self) -> usize {
-        self.bundle.lexical().num_terms()
-    }
-
-    /// Uses `table` to embed queries ([`Engine::table_vector`]); refused when it was fitted to
-    /// another bundle or another model's dimensions.
-    pub fn set_query_table(&mut self, table: QueryTable) -> crate::error::Result<()> {
-        table.check_fits(
-            self.terms_fingerprint(),
-            self.num_terms(),
-            self.bundle.header().model.dim,
-        )?;
-        self.query_table = Some(table);
-        Ok(())
-    }
-
-    /// Whether a query table is attached.
-    pub fn has_query_table(&self) -> bool {
-        self.query_table.is_some()
-    }
-
-    /// The query vector from the attached query table, without the model; `None` without a
-    /// table or when no word of the query is an index term.
-    pub fn table_vector(&self, text: &str) -> Option<Vec<f32>> {
-        self.query_table.as_ref()?.encode(&self.query_terms(text))
     }
 }
 

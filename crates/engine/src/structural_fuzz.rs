@@ -3,7 +3,8 @@
 //! searched without a panic. Bounded: a fixed number of seeded cases.
 
 use crate::bundle::Bundle;
-use crate::search::{Engine, Mode};
+use crate::results::Mode;
+use crate::search::Engine;
 use crate::writer::BundleWriter;
 use crate::ModelInfo;
 

@@ -249,7 +249,8 @@ mod tests {
 
     #[test]
     fn a_partitioned_split_bundle_searches_shard_by_shard_as_the_whole() {
-        use crate::search::{Engine, Mode};
+        use crate::results::Mode;
+        use crate::search::Engine;
         let mut w =
             BundleWriter::new(ModelInfo::new("toy", "abc", 16, 16), 0.3).vector_partitions(8, 2);
         let mut vectors = Vec::new();
@@ -284,7 +285,7 @@ mod tests {
                 rounds += 1;
                 assert!(rounds < 6, "the search keeps asking");
             };
-            let ids = |r: &crate::search::Results| -> Vec<(u32, u32)> {
+            let ids = |r: &crate::results::Results| -> Vec<(u32, u32)> {
                 r.hits
                     .iter()
                     .map(|h| (h.chunk, h.score.to_bits()))

@@ -225,7 +225,7 @@ impl Config {
     /// in the site, as a plain path without the base URL: `guide/install.html`, `guide/`. A
     /// built HTML page stays where it is, a folder's `index.html` named by the folder.
     pub fn page_path(&self, rel: &str) -> String {
-        if crate::extract::is_html_path(rel) {
+        if is_html_path(rel) {
             let (dir, name) = rel.rsplit_once('/').map_or(("", rel), |(d, n)| (d, n));
             let lower = name.to_ascii_lowercase();
             return match (lower == "index.html" || lower == "index.htm", dir) {
@@ -262,6 +262,12 @@ impl Config {
             .collect();
         format!("{base}{}", encoded.join("/"))
     }
+}
+
+/// Is this source path a built HTML page (rather than markdown)?
+pub fn is_html_path(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    lower.ends_with(".html") || lower.ends_with(".htm")
 }
 
 #[cfg(test)]

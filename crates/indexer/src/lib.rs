@@ -4,7 +4,8 @@
 //! them (through the [`cache`]) and writes the bundle with the engine's `BundleWriter`.
 //! [`site`] renders markdown docs into pages with the search widget and publishes the model
 //! beside them; [`publish`] writes what a built site publishes for search into its `lantern/`
-//! folder; [`model`] prepares a downloaded model once and publishes it.
+//! folder; [`plan`] decides from `lantern build`'s flags what is built and published;
+//! [`model`] prepares a downloaded model once and publishes it.
 
 pub mod build;
 pub mod cache;
@@ -13,6 +14,7 @@ pub mod config;
 pub mod extract;
 pub mod model;
 mod output;
+pub mod plan;
 pub mod publish;
 pub mod query_fit;
 pub mod render;
@@ -22,3 +24,4 @@ pub mod source;
 pub use build::{build, query_table_path, BuildOptions, BuildReport};
 pub use config::Config;
 pub use output::{remove_stale, split_dir, write_atomic, write_split};
+pub use plan::{BuildFlags, BuildOutcome, BuildPlan};

@@ -83,10 +83,35 @@ pub fn detect_input(root: &Path, config: &Config) -> Result<Input> {
     if config.input != Input::Auto {
         return Ok(config.input);
     }
-    let exclude = globset(&config.exclude)?;
+    let found = kinds(root, &config.exclude, true)?;
+    Ok(if !found.markdown && found.html {
+        Input::Html
+    } else {
+        Input::Markdown
+    })
+}
+
+/// Whether `root` holds markdown and no HTML page: docs sources, not a built site (what
+/// `lantern build SITE` refuses to publish into).
+pub fn holds_markdown_only(root: &Path) -> bool {
+    kinds(root, &[], false).is_ok_and(|k| k.markdown && !k.html)
+}
+
+/// The kinds of page a folder holds, by the default include globs.
+struct Kinds {
+    markdown: bool,
+    html: bool,
+}
+
+/// One walk for both questions; `markdown_wins` stops at the first markdown file.
+fn kinds(root: &Path, exclude: &[String], markdown_wins: bool) -> Result<Kinds> {
+    let exclude = globset(exclude)?;
     let markdown = globset(&Input::Markdown.default_include())?;
     let html = globset(&Input::Html.default_include())?;
-    let mut saw_html = false;
+    let mut found = Kinds {
+        markdown: false,
+        html: false,
+    };
     for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
         let Ok(rel) = entry.path().strip_prefix(root) else {
             continue;
@@ -96,16 +121,13 @@ pub fn detect_input(root: &Path, config: &Config) -> Result<Input> {
         if !entry.file_type().is_file() || exclude.is_match(&rel) {
             continue;
         }
-        if markdown.is_match(&rel) {
-            return Ok(Input::Markdown);
+        found.markdown |= markdown.is_match(&rel);
+        found.html |= html.is_match(&rel);
+        if found.markdown && (markdown_wins || found.html) {
+            break;
         }
-        saw_html |= html.is_match(&rel);
     }
-    Ok(if saw_html {
-        Input::Html
-    } else {
-        Input::Markdown
-    })
+    Ok(found)
 }
 
 fn globset(globs: &[String]) -> Result<GlobSet> {

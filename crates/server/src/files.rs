@@ -7,9 +7,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 
-/// Most bytes a bundle file (whole, or a split bundle's meta) or a query table may have: the
-/// same cap as a bundle fetched from a URL.
-pub(crate) const MAX_BUNDLE_FILE_BYTES: u64 = crate::mcp::remote::MAX_REMOTE_BYTES;
+/// Most bytes a bundle file (whole, or a split bundle's meta) or a query table may have, and a
+/// bundle fetched from a URL (`lantern mcp`): refused before it is held in memory.
+pub(crate) const MAX_BUNDLE_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// Whether a symbolic link is followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The answer protocol for the browser: a thin wasm-bindgen layer over
 //! `lantern_engine::AskSession`. The search module picks the passages
 //! (`SearchIndex.answerRequest`); this module, fetched only when a reader asks, reads the

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The embedder for the browser: a thin wasm-bindgen layer over `lantern-embedder`, run in a Web
 //! Worker so the page stays responsive while the model loads and runs.
 

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The search core for the browser: a thin wasm-bindgen layer over `lantern-engine`. It holds no
 //! search or protocol logic of its own; it only converts types.
 

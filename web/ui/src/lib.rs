@@ -2,11 +2,12 @@
 //! shows keyword results as soon as the bundle is loaded and upgrades them to hybrid when the
 //! embedder is ready. It runs inside the widget's shadow root, so no style leaks either way.
 //!
-//! `search` holds the root component and the shared state it provides as context; `results`
-//! and `answer` are its children; `state` is the plain logic; `runtime` the bridge to
+//! `search` holds the root component, which provides the shared state (`ctx`) as context;
+//! `results` and `answer` are its children; `state` is the plain logic; `runtime` the bridge to
 //! lantern.js. Search, ranking and the answer protocol all live in `lantern-engine`.
 
 mod answer;
+mod ctx;
 mod recent;
 mod results;
 mod runtime;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use lantern_engine::{highlight_segments, Hit, Results};
 
-use crate::search::Ctx;
+use crate::ctx::Ctx;
 use crate::state::hit_link;
 
 /// What goes under the search box.

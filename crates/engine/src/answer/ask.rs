@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::stream::AnswerStream;
 use super::{verify, Abstention, AnswerRequest, Passage, Verdict, MAX_PASSAGES};
 use crate::error::Result;
-use crate::search::{Engine, Mode};
+use crate::results::Mode;
+use crate::search::Engine;
 
 /// How an ask ended. Serialized as `{"status": "answered", ...}` or
 /// `{"status": "abstained", ...}` for the browser.

@@ -424,7 +424,7 @@ impl Bundle {
     }
 
     /// Chunk `id` if loaded; otherwise its block is added to `want`.
-    pub(crate) fn chunk_or_want(&self, id: u32, want: &crate::bm25::Want) -> Option<&Chunk> {
+    pub(crate) fn chunk_or_want(&self, id: u32, want: &crate::want::Want) -> Option<&Chunk> {
         let b = self.text_block_of(id)?;
         if !self.text_loaded[b] {
             want.text_block(b);
@@ -439,7 +439,7 @@ impl Bundle {
         &self,
         query: &[f32],
         all: bool,
-        want: &crate::bm25::Want,
+        want: &crate::want::Want,
     ) -> Option<Vec<usize>> {
         let probes = if all {
             self.vectors.all_partitions()

@@ -67,7 +67,7 @@ impl Bundle {
     }
 
     /// The file names of the shards in `want`.
-    pub(crate) fn wanted_names(&self, want: crate::bm25::WantSet) -> Vec<String> {
+    pub(crate) fn wanted_names(&self, want: crate::want::WantSet) -> Vec<String> {
         let m = &self.meta;
         let terms = want.terms.iter().filter(|&&b| b < m.term_blocks.len());
         let text = want.text.iter().filter(|&&b| b < m.text_blocks.len());

@@ -9,7 +9,7 @@ mod markdown;
 pub use html::{parse_html, HtmlSkip};
 pub use markdown::{clean_source, parser, title_from_path, FrontMatter};
 
-use crate::config::SlugStyle;
+use crate::config::{is_html_path, SlugStyle};
 
 /// One heading's worth of a page.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,12 +68,6 @@ pub fn extract_source(rel: &str, text: &str, slugs: SlugStyle) -> Result<ParsedP
     } else {
         Ok(extract(text, &fallback, slugs))
     }
-}
-
-/// Is this source path a built HTML page (rather than markdown)?
-pub fn is_html_path(rel: &str) -> bool {
-    let lower = rel.to_ascii_lowercase();
-    lower.ends_with(".html") || lower.ends_with(".htm")
 }
 
 /// A heading (or the text before the first one) as a format's parser found it.

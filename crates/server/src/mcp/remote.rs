@@ -10,8 +10,9 @@ use sha2::{Digest, Sha256};
 
 use lantern_engine::Bundle;
 
-/// A remote bundle larger than this is refused before it is held in memory.
-pub const MAX_REMOTE_BYTES: u64 = 256 * 1024 * 1024;
+/// A remote bundle larger than this is refused before it is held in memory: the cap of a
+/// bundle read from disk.
+const MAX_REMOTE_BYTES: u64 = crate::files::MAX_BUNDLE_FILE_BYTES;
 /// How long fetching a remote bundle may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(120);
 
