@@ -226,6 +226,20 @@ impl Keywords<'_> {
                 .filter_map(|t| lex.term_id(t, want))
                 .map(|id| (id, 1.0))
                 .collect();
+            // The site's declared synonyms of the word.
+            let synonyms = &self.bundle.header().synonyms;
+            for t in &alts {
+                let Ok(at) = synonyms.binary_search_by(|(k, _)| k.as_str().cmp(t)) else {
+                    continue;
+                };
+                for (term, weight) in &synonyms[at].1 {
+                    if let Some(id) = lex.term_id(term, want) {
+                        if !ids.iter().any(|(x, _)| *x == id) {
+                            ids.push((id, *weight));
+                        }
+                    }
+                }
+            }
             if typing {
                 // What was typed is compared with the words as written and with the terms.
                 let prefix = fold(word);

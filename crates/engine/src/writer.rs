@@ -24,6 +24,7 @@ pub struct BundleWriter {
     chunks: Vec<Chunk>,
     partitions: usize,
     probe: u32,
+    synonyms: Vec<(String, Vec<String>)>,
 }
 
 impl BundleWriter {
@@ -37,7 +38,27 @@ impl BundleWriter {
             chunks: Vec::new(),
             partitions: 0,
             probe: 0,
+            synonyms: Vec::new(),
         }
+    }
+
+    /// The pages' languages, as a search sees them (English when there are none).
+    fn langs(&self) -> Vec<Lang> {
+        let mut langs: Vec<Lang> = self.pages.iter().map(|p| p.lang).collect();
+        crate::order::sort_by_key(&mut langs, |&l| l as u64);
+        langs.dedup();
+        if langs.is_empty() {
+            langs.push(Lang::English);
+        }
+        langs
+    }
+
+    /// Words readers type that the docs say otherwise: a query word `from` also matches the
+    /// words of each of `to` (one way; declare both to go both ways). A multi-word value shares
+    /// the match among its words. Analyzed as the pages are, in their languages.
+    pub fn synonyms(mut self, synonyms: Vec<(String, Vec<String>)>) -> Self {
+        self.synonyms = synonyms;
+        self
     }
 
     /// Splits the vectors into about `partitions` partitions, of which a query reads the
@@ -173,6 +194,7 @@ impl BundleWriter {
         if self.probe > 0 {
             vectors.set_probe(self.probe);
         }
+        let synonyms = analyze_synonyms(&analyzer, &self.langs(), &self.synonyms);
         let header = Header {
             model: self.model,
             quantization: vectors.quantization,
@@ -182,9 +204,60 @@ impl BundleWriter {
             pages: self.pages.len() as u32,
             chunks: self.chunks.len() as u32,
             terms: lexical.num_terms() as u32,
+            synonyms,
         };
         Bundle::assemble(header, self.pages, self.chunks, lexical, vectors)
     }
+}
+
+/// A declared synonym's match counts this much of the word itself: the page that uses the
+/// reader's own word still comes first.
+const SYNONYM_WEIGHT: f32 = 0.9;
+
+/// Declared synonyms as query terms: each key word's terms (one per language) map to the
+/// terms of its values' words. Words that analyze to nothing (stop words, punctuation) drop.
+fn analyze_synonyms(
+    analyzer: &Analyzer,
+    langs: &[Lang],
+    declared: &[(String, Vec<String>)],
+) -> Vec<(String, Vec<(String, f32)>)> {
+    let mut out: Vec<(String, Vec<(String, f32)>)> = Vec::new();
+    for (from, to) in declared {
+        let mut targets: Vec<(String, f32)> = Vec::new();
+        for value in to {
+            let terms: Vec<String> = crate::analyze::surface_words(value)
+                .into_iter()
+                .flat_map(|w| analyzer.alternatives(&w, langs))
+                .collect();
+            let weight = SYNONYM_WEIGHT / terms.len().max(1) as f32;
+            for t in terms {
+                if !targets.iter().any(|(x, _)| *x == t) {
+                    targets.push((t, weight));
+                }
+            }
+        }
+        for key in crate::analyze::surface_words(from)
+            .into_iter()
+            .flat_map(|w| analyzer.alternatives(&w, langs))
+        {
+            let extra: Vec<(String, f32)> =
+                targets.iter().filter(|(t, _)| *t != key).cloned().collect();
+            if extra.is_empty() {
+                continue;
+            }
+            match out.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+                Ok(at) => {
+                    for e in extra {
+                        if !out[at].1.iter().any(|(x, _)| *x == e.0) {
+                            out[at].1.push(e);
+                        }
+                    }
+                }
+                Err(at) => out.insert(at, (key, extra)),
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -577,3 +577,91 @@ fn a_french_bundle_needs_the_build_with_every_stemmer() {
         (r, every) => panic!("all-languages {every}: {:?}", r.err()),
     }
 }
+
+/// Three pages: one says "workspace", one says "monorepo" itself (in the body, as alike as
+/// can be), one neither; with or without declared synonyms.
+fn synonym_engine(synonyms: Vec<(String, Vec<String>)>) -> (Engine, Bundle) {
+    let mut w = toy_writer().synonyms(synonyms);
+    let en = lantern_engine::Lang::English;
+    for (url, title, text) in [
+        (
+            "/ws.html",
+            "Sharing a lock file",
+            "A workspace keeps every package in one lock file.",
+        ),
+        (
+            "/mono.html",
+            "Repository layout",
+            "A monorepo keeps every package in one repository.",
+        ),
+        (
+            "/other.html",
+            "Publishing",
+            "Upload a package to the registry with its metadata.",
+        ),
+    ] {
+        let p = w.add_page(url, title, "x.md", en);
+        w.add_chunk(p, vec![title.into()], "", text);
+    }
+    let v = |i: usize| {
+        (0..4)
+            .map(|d| if d == i { 1.0 } else { 0.0 })
+            .collect::<Vec<f32>>()
+    };
+    let bundle = w.finish(vec![v(0), v(1), v(2)]).unwrap();
+    let bytes = bundle.to_bytes().unwrap();
+    (Engine::new(Bundle::from_bytes(&bytes).unwrap()), bundle)
+}
+
+fn page_urls(e: &Engine, q: &str) -> Vec<String> {
+    e.search(q, None, Mode::Keyword, 10)
+        .pages
+        .iter()
+        .map(|p| p.url.clone())
+        .collect()
+}
+
+#[test]
+fn declared_synonyms_find_the_docs_words_one_way_behind_the_readers_own() {
+    let (plain, _) = synonym_engine(vec![]);
+    assert_eq!(page_urls(&plain, "monorepo"), ["/mono.html"]);
+    let declared = vec![("monorepo".to_string(), vec!["workspace".to_string()])];
+    let (e, _) = synonym_engine(declared);
+    // The page using the reader's word first, then the docs' word for it; stemmed both ways.
+    assert_eq!(page_urls(&e, "monorepo"), ["/mono.html", "/ws.html"]);
+    assert_eq!(page_urls(&e, "monorepos"), ["/mono.html", "/ws.html"]);
+    // One way: the docs' word does not find the reader's.
+    assert_eq!(page_urls(&e, "workspaces"), ["/ws.html"]);
+    // A value of several words shares the match; stop words and unknown words drop.
+    let (e, _) = synonym_engine(vec![(
+        "vendoring".to_string(),
+        vec![
+            "upload the registry".to_string(),
+            "nowhere-word".to_string(),
+        ],
+    )]);
+    assert_eq!(page_urls(&e, "vendoring"), ["/other.html"]);
+}
+
+#[test]
+fn synonyms_reach_a_split_bundle_s_term_blocks() {
+    let declared = vec![("monorepo".to_string(), vec!["workspace".to_string()])];
+    let (whole, bundle) = synonym_engine(declared);
+    let split = bundle.to_split().unwrap();
+    let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
+    let mut rounds = 0;
+    let got = loop {
+        let r = partial.search("monorepo", None, Mode::Keyword, 10);
+        if r.missing.is_empty() {
+            break r;
+        }
+        for name in &r.missing {
+            let bytes = &split.shards.iter().find(|(n, _)| n == name).unwrap().1;
+            partial.add_shard(name, bytes).unwrap();
+        }
+        rounds += 1;
+        assert!(rounds < 8, "the search keeps asking");
+    };
+    let urls: Vec<&str> = got.pages.iter().map(|p| p.url.as_str()).collect();
+    assert_eq!(urls, page_urls(&whole, "monorepo"));
+}

@@ -276,7 +276,8 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         .abstain_cosine
         .unwrap_or(manifest.abstain_cosine);
     let mut writer = BundleWriter::new(model_info, abstain)
-        .vector_partitions(opts.config.vector_partitions, opts.config.vector_probe);
+        .vector_partitions(opts.config.vector_partitions, opts.config.vector_probe)
+        .synonyms(opts.config.synonym_list());
     let mut page_sources: Vec<&str> = Vec::new();
     let mut langs: Vec<Lang> = Vec::new();
     let mut extracted: Vec<Extracted> = Vec::new();

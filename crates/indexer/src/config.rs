@@ -85,6 +85,9 @@ pub struct Config {
     pub vector_partitions: usize,
     /// Partitions a query reads; 0 for the default (16).
     pub vector_probe: u32,
+    /// Words readers type that the docs say otherwise: a query word (the key) also matches
+    /// the words of each value. One way; declare both for both ways.
+    pub synonyms: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl Default for Config {
@@ -102,6 +105,7 @@ impl Default for Config {
             query_table_rank: 128,
             vector_partitions: 0,
             vector_probe: 0,
+            synonyms: Default::default(),
         }
     }
 }
@@ -212,6 +216,7 @@ impl Config {
                 self.vector_partitions
             );
         }
+        self.validate_synonyms()?;
         if !lantern_engine::is_safe_link(&self.base_url) {
             anyhow::bail!(
                 "base_url must be a path (/docs/) or an http(s) URL (https://example.com/docs/), not {:?}",
@@ -261,6 +266,53 @@ impl Config {
             .map(|seg| utf8_percent_encode(seg, SEGMENT).to_string())
             .collect();
         format!("{base}{}", encoded.join("/"))
+    }
+}
+
+/// Bounds on `[synonyms]`: a bundle's header carries them, and every query reads them.
+const MAX_SYNONYM_KEYS: usize = 10_000;
+const MAX_SYNONYM_VALUES: usize = 16;
+const MAX_SYNONYM_BYTES: usize = 100;
+
+impl Config {
+    fn validate_synonyms(&self) -> Result<()> {
+        if self.synonyms.len() > MAX_SYNONYM_KEYS {
+            anyhow::bail!(
+                "[synonyms] has {} keys; at most {MAX_SYNONYM_KEYS}",
+                self.synonyms.len()
+            );
+        }
+        for (key, values) in &self.synonyms {
+            let words = key.split_whitespace().count();
+            if words != 1 || key.len() > MAX_SYNONYM_BYTES {
+                anyhow::bail!(
+                    "[synonyms] key {key:?} must be one word of at most {MAX_SYNONYM_BYTES} bytes"
+                );
+            }
+            if values.is_empty() || values.len() > MAX_SYNONYM_VALUES {
+                anyhow::bail!(
+                    "[synonyms] {key:?} needs 1 to {MAX_SYNONYM_VALUES} values, not {}",
+                    values.len()
+                );
+            }
+            if let Some(v) = values
+                .iter()
+                .find(|v| v.trim().is_empty() || v.len() > MAX_SYNONYM_BYTES)
+            {
+                anyhow::bail!(
+                    "[synonyms] {key:?} has the value {v:?}: each must hold a word and at most {MAX_SYNONYM_BYTES} bytes"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// `[synonyms]` as the bundle writer takes them.
+    pub fn synonym_list(&self) -> Vec<(String, Vec<String>)> {
+        self.synonyms
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 }
 
@@ -322,6 +374,39 @@ mod tests {
             let c: Config = toml::from_str(text).unwrap();
             assert!(c.validate().is_ok(), "{text}");
         }
+    }
+
+    #[test]
+    fn synonyms_are_read_and_bounded() {
+        let c: Config = toml::from_str(
+            "[synonyms]\nmonorepo = ['workspace']\nairgapped = ['offline', 'cargo vendor']",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.synonym_list(),
+            [
+                (
+                    "airgapped".to_string(),
+                    vec!["offline".to_string(), "cargo vendor".to_string()]
+                ),
+                ("monorepo".to_string(), vec!["workspace".to_string()]),
+            ]
+        );
+        for (bad, says) in [
+            ("'sign in' = ['login']", "one word"),
+            ("x = []", "1 to 16 values"),
+            ("x = ['  ']", "must hold a word"),
+            ("x = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q']", "1 to 16 values"),
+        ] {
+            let c: Config = toml::from_str(&format!("[synonyms]\n{bad}")).unwrap();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let long = format!("[synonyms]\nx = ['{}']", "w".repeat(101));
+        assert!(toml::from_str::<Config>(&long).unwrap().validate().is_err());
+        // Not a table of lists: a clear parse error, not a default.
+        assert!(toml::from_str::<Config>("synonyms = ['monorepo']").is_err());
     }
 
     #[test]

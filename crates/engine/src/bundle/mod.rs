@@ -38,7 +38,7 @@ use crate::vector::{Quantization, VectorIndex};
 
 const MAGIC: [u8; 8] = *b"LANTERN\0";
 /// The bundle format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 const PREFIX_LEN: usize = 8 + 4 + 4 + 8 + 4;
 
 /// Which embedding model produced the vectors.
@@ -87,6 +87,9 @@ pub struct Header {
     pub chunks: u32,
     /// Number of distinct index terms.
     pub terms: u32,
+    /// The site's declared synonyms, analyzed: a query term (sorted, once each) and the
+    /// terms it also matches, each with the weight of its match.
+    pub synonyms: Vec<(String, Vec<(String, f32)>)>,
 }
 
 /// A source page.
