@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! Lantern's reader UI, in Leptos: a keyboard-first search dialog (or a full search page) that
 //! shows keyword results as soon as the bundle is loaded and upgrades them to hybrid when the
 //! embedder is ready. It runs inside the widget's shadow root, so no style leaks either way.
