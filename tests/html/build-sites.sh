@@ -5,7 +5,8 @@
 #   rust-book/            mdBook over ../shared/corpora/rust-book, when it is present
 # and a bundle beside each (NAME.lantern) made by `lantern build` with no options: the folder
 # is recognised as built HTML. The generators are pinned: mdBook from the crate registry into
-# .tools, MkDocs from PyPI into tests/html/.venv.
+# .tools, MkDocs and Sphinx (which tests/browser/sphinx.test.mjs drives) from PyPI into
+# tests/html/.venv.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -17,7 +18,7 @@ if ! "$mdbook" --version 2>/dev/null | grep -q "v$MDBOOK_VERSION\$"; then
   cargo install --quiet --locked mdbook --version "$MDBOOK_VERSION" --root "$root/.tools" \
     --no-default-features --features search
 fi
-if [ ! -x tests/html/.venv/bin/mkdocs ]; then
+if [ ! -x tests/html/.venv/bin/mkdocs ] || [ ! -x tests/html/.venv/bin/sphinx-build ]; then
   python3 -m venv tests/html/.venv
   tests/html/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/html/requirements.txt
 fi

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Written into the bundle so a runtime can refuse an index analyzed differently.
-pub const ANALYZER_VERSION: u32 = 2;
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// Words too common to tell chunks apart. Kept short: in docs, "not", "only", "all" carry meaning.
 const STOP_WORDS: &[&str] = &[
@@ -343,31 +343,45 @@ fn cjk_pairs(start: usize, run: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// An identifier yields itself and, when it has parts, each part: split at `_`, `.` and
-/// apostrophes (`document.getElementById` -> `document`, `getElementById`), and each of those
-/// at case changes (`get`, `Element`, `By`, `Id`; `HTTPServer` -> `HTTP`, `Server`).
+/// An identifier yields itself and, when it has parts, each part: split at `.` and apostrophes
+/// (`document.getElementById` -> `document`, `getElementById`; `widgets.draw_chart` ->
+/// `widgets`, `draw_chart`, as API docs write a name their readers type alone), each of
+/// those at `_` (`draw`, `chart`), and each of those at case changes (`get`, `Element`, `By`,
+/// `Id`; `HTTPServer` -> `HTTP`, `Server`).
 fn split_identifier(start: usize, word: &str) -> Vec<(usize, &str)> {
     let mut out = vec![(start, word)];
-    let is_sep = |c: char| matches!(c, '_' | '.' | '\'' | '\u{2019}');
-    let mut segments: Vec<(usize, &str)> = Vec::new();
-    let mut from = 0;
-    for (i, c) in word.char_indices().chain([(word.len(), '_')]) {
-        if is_sep(c) {
-            let seg = &word[from..i];
-            if seg.chars().any(char::is_alphanumeric) {
-                segments.push((from, seg));
-            }
-            from = i + c.len_utf8();
-        }
-    }
-    let whole_is_one = segments.len() == 1 && segments[0].1.len() == word.len();
-    for (off, seg) in segments {
+    let dotted = segments(word, |c| matches!(c, '.' | '\'' | '\u{2019}'));
+    let whole_is_one = dotted.len() == 1 && dotted[0].1.len() == word.len();
+    for (off, seg) in dotted {
         if !whole_is_one {
             out.push((start + off, seg));
         }
-        let cases = case_parts(seg);
-        if cases.len() > 1 {
-            out.extend(cases.into_iter().map(|(a, p)| (start + off + a, p)));
+        let snake = segments(seg, |c| c == '_');
+        let seg_is_one = snake.len() == 1 && snake[0].1.len() == seg.len();
+        for (off2, part) in snake {
+            if !seg_is_one {
+                out.push((start + off + off2, part));
+            }
+            let cases = case_parts(part);
+            if cases.len() > 1 {
+                out.extend(cases.into_iter().map(|(a, p)| (start + off + off2 + a, p)));
+            }
+        }
+    }
+    out
+}
+
+/// The pieces of `word` between separators, each with its offset, if it holds a letter or digit.
+fn segments(word: &str, is_sep: impl Fn(char) -> bool) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (i, c) in word.char_indices().chain([(word.len(), '.')]) {
+        if i == word.len() || is_sep(c) {
+            let seg = &word[from..i];
+            if seg.chars().any(char::is_alphanumeric) {
+                out.push((from, seg));
+            }
+            from = i + c.len_utf8();
         }
     }
     out
@@ -443,6 +457,18 @@ mod tests {
             "httpserver",
             "http",
             "server",
+        ] {
+            assert!(terms.contains(&t.to_string()), "{t} in {terms:?}");
+        }
+        // A dotted API name yields its last name whole, as readers type it.
+        let terms = a.terms("widgets.draw_chart(values)", EN);
+        for t in [
+            "widgets.draw_chart",
+            "widget",
+            "draw_chart",
+            "draw",
+            "chart",
+            "valu",
         ] {
             assert!(terms.contains(&t.to_string()), "{t} in {terms:?}");
         }
