@@ -9,6 +9,12 @@
 #                              every crate's unit tests, the engine's and the CLI's messages
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's seconds, so a run shows where its minutes go (the cold run must stay under 45).
+stage_start=$SECONDS
+stage() {
+  echo "== stage: $1 took $((SECONDS - stage_start)) s (total $SECONDS s)"
+  stage_start=$SECONDS
+}
 if [ "${1:-}" = quick ]; then
   cargo fmt --all -- --check
   cargo clippy --workspace --all-targets --release -- -D warnings
@@ -19,15 +25,19 @@ if [ "${1:-}" = quick ]; then
   exit 0
 fi
 bash models/fetch.sh
+stage "model"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --release -- -D warnings
+stage "fmt and clippy"
 cargo test --workspace --release
+stage "Rust tests"
 # web/runtime/lantern.d.ts is written from the engine's serde types: fail when it is stale.
 cargo test --release -p lantern-engine --features ts --test typescript
 # The engine as the widget's module for English sites has it: other languages refused by name.
 cargo test --release -p lantern-engine --no-default-features --test engine
 # The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses).
 cargo build --release -p lantern-cli --bin lantern
+stage "feature variants and the CLI"
 
 # Quality gate: hit@5 and MRR@10 floors sit just under the baseline measured on 2026-11-30
 # (hybrid hit@5 1.000, MRR@10 0.907 over 45 answerable questions). On every set and question
@@ -70,6 +80,8 @@ if [ -f out/fastapi.lantern ]; then
   $lantern eval --bundle out/fastapi.lantern --golden out/nav/fastapi.jsonl --min-mrr 0.90
 fi
 
+stage "quality and navigation gates"
+
 # Built HTML: real generator output (MkDocs over a fixture and over Lantern's docs, mdBook over
 # the Rust book when ../shared has it) indexed by `lantern build` with no options. Checked: every
 # anchor is an id of its page, nothing from scripts, navigation or unexpanded includes is
@@ -88,12 +100,16 @@ fi
 
 # Browser: build the demo site (wasm runtime, Leptos UI, pages, bundle), then drive Debian's
 # Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
+stage "built HTML"
 bash site/build.sh out/web
+stage "web runtime and demo site"
 # The packages a site owner installs (self-contained binary, npm tarball, wheel): the owner's
 # path is tested from them alone, in an empty folder (tests/browser/owner.test.mjs).
 bash dist/package.sh out/dist
 export LANTERN_DIST="$PWD/out/dist"
+stage "packages"
 (cd tests/browser && npm ci --no-audit --no-fund --silent && node --test)
+stage "browser tests"
 
 # MCP: `lantern mcp` driven by the official Python SDK (pinned in tests/mcp/requirements.txt)
 # over stdio and streamable HTTP; the Rust book checks run when its bundle was built above.
@@ -101,3 +117,4 @@ python3 -m venv tests/mcp/.venv
 tests/mcp/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
 if [ -f out/rust-book.lantern ]; then export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"; else unset LANTERN_RUST_BOOK_BUNDLE; fi
 tests/mcp/.venv/bin/python -W ignore::ResourceWarning -m unittest discover -s tests/mcp -v
+stage "MCP tests"
