@@ -231,12 +231,12 @@ pub struct BuildArgs {
     /// Without --out: what the service worker controls: lantern (its folder, whose search
     /// page then works offline), site (every page, from /lantern-sw.js) or none.
     #[arg(long, default_value = "lantern", conflicts_with = "out")]
-    pub service_worker: lantern_indexer::publish::SwScope,
+    pub service_worker: lantern_indexer::SwScope,
     /// Without --out: the meaning readers get: full (the bundle's quick query table at once,
     /// the model for questions that need it) or quick (the query table alone: no model is
     /// published, and readers never download one).
     #[arg(long = "model", default_value = "full", conflicts_with = "out")]
-    pub meaning: lantern_indexer::publish::Meaning,
+    pub meaning: lantern_indexer::Meaning,
     /// Without --out: also publish the bundle as one file (lantern/search.lantern) beside its
     /// split form, for readers of your own that fetch one file. Lantern's widget, `lantern
     /// mcp` and `lantern query` read the split form.

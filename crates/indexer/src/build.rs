@@ -134,6 +134,23 @@ fn fit_query_table(
     query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)
 }
 
+/// Declared synonyms that add nothing: a value no page uses (a typo, or a word the docs do not
+/// have either), named so the owner can fix it.
+fn idle_synonyms(engine: &Engine, config: &crate::Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, values) in &config.synonyms {
+        for value in values {
+            // A trailing space: the value's last word is whole, not a prefix being typed.
+            if engine.query_terms(&format!("{value} ")).is_empty() {
+                out.push(format!(
+                    "[synonyms] {key:?}: no page uses {value:?}, so it finds nothing"
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Terms whose word the model embeds for the query table's fit, most frequent first: the
 /// shared corpora have 1,456 to 9,624 terms.
 const MAX_TERM_WORDS: usize = 20_000;
@@ -398,13 +415,11 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     let bytes = bundle.to_bytes()?;
     // The query table: fitted to this bundle's terms, written beside it.
     let rank = opts.config.query_table_rank;
-    let (bundle, query_table) = if rank == 0 {
-        (bundle, None)
-    } else {
-        let engine = Engine::new(bundle);
-        let fitted = fit_query_table(&engine, embedder, &mut cache, opts.progress, rank);
-        (engine.into_bundle(), Some(fitted))
-    };
+    let engine = Engine::new(bundle);
+    warnings.extend(idle_synonyms(&engine, &opts.config));
+    let fitted =
+        (rank > 0).then(|| fit_query_table(&engine, embedder, &mut cache, opts.progress, rank));
+    let (bundle, query_table) = (engine.into_bundle(), fitted);
     // The split form, for readers that fetch only what a query needs (written first: a
     // whole file an earlier build left goes only once its replacement is in place).
     crate::write_split(&crate::split_dir(&opts.out), &bundle.to_split()?)?;

@@ -25,3 +25,4 @@ pub use build::{build, query_table_path, BuildOptions, BuildReport};
 pub use config::Config;
 pub use output::{remove_stale, split_dir, write_atomic, write_split};
 pub use plan::{BuildFlags, BuildOutcome, BuildPlan};
+pub use publish::{Meaning, SwScope};

@@ -80,6 +80,48 @@ fn a_site_threshold_overrides_the_models() {
 }
 
 #[test]
+fn declared_synonyms_reach_the_bundle_and_idle_ones_are_named() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    // Through lantern.toml, as an owner writes it; "pallete" is a typo no page uses.
+    write(
+        docs.path(),
+        "lantern.toml",
+        "[synonyms]\nshade = [\"palette\", \"pallete\"]\nbumping = [\"upgrading\"]\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let path = out.path().join("b");
+    let m = model();
+    let opts = lantern_indexer::BuildOptions {
+        docs: docs.path().to_path_buf(),
+        out: path.clone(),
+        config: Config::load(&docs.path().join("lantern.toml")).unwrap(),
+        cache: None,
+        progress: false,
+        whole_file: true,
+    };
+    let r = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
+    let idle: Vec<&String> = r
+        .warnings
+        .iter()
+        .filter(|w| w.contains("[synonyms]"))
+        .collect();
+    assert_eq!(idle.len(), 1, "{:?}", r.warnings);
+    assert!(idle[0].contains("\"pallete\""), "{}", idle[0]);
+    let engine =
+        lantern_engine::Engine::new(Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap());
+    let top = |q: &str| {
+        engine
+            .search(q, None, lantern_engine::Mode::Keyword, 3)
+            .hits
+            .first()
+            .map(|h| h.url.clone())
+    };
+    assert_eq!(top("shade").as_deref(), Some("/guide/colors.html#palettes"));
+    assert_eq!(top("bumping").as_deref(), Some("/index.html#upgrading"));
+}
+
+#[test]
 fn same_input_gives_identical_bytes() {
     let docs = tempfile::tempdir().unwrap();
     sample_docs(docs.path());
