@@ -1,7 +1,7 @@
 // Shared setup for the browser tests: a web root with the runtime, the model and a bundle,
 // served by `lantern serve` on loopback, and Debian's Chromium driven by playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, cpSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, cpSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,34 @@ export const lantern = join(root, 'target/release/lantern');
 /** Runs the native CLI and returns stdout. */
 export function cli(...args) {
   return execFileSync(lantern, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20 });
+}
+
+/**
+ * A site owner's machine: system tools only (no ~/.cargo/bin, no checkout, no model folder), a
+ * fresh home and an offline npm. `run(cmd, args, cwd)` runs a command there and returns stdout.
+ */
+export function ownerMachine(prefix) {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  const env = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    XDG_CACHE_HOME: join(home, '.cache'),
+    npm_config_cache: join(home, '.npm'),
+    npm_config_offline: 'true',
+    npm_config_update_notifier: 'false',
+  };
+  const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return { home, env, run };
+}
+
+/** A new folder `name` in the owner's home with the npm package from `dist` installed in it. */
+export function ownerProject({ home, run }, dist, name) {
+  const dir = join(home, name);
+  mkdirSync(dir);
+  run('npm', ['init', '-y'], dir);
+  const tarball = readdirSync(dist).find((f) => f.endsWith('.tgz'));
+  run('npm', ['install', '--no-audit', '--no-fund', join(dist, tarball)], dir);
+  return dir;
 }
 
 /** Builds a web root: runtime, model, the demo bundle, a test page; returns its path. */

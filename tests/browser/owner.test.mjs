@@ -8,10 +8,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, statSync, existsSync, cpSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, statSync, existsSync, cpSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { audit, browser, root, serveWith } from './harness.mjs';
+import { audit, browser, ownerMachine, ownerProject, root, serveWith } from './harness.mjs';
 
 const dist = process.env.LANTERN_DIST;
 const mkdocs = join(root, 'tests/html/.venv/bin/mkdocs');
@@ -22,16 +21,8 @@ const skip = !dist ? 'LANTERN_DIST is not set (bash dist/package.sh builds the p
     : !existsSync(cargoBook) ? `the Cargo book is not at ${cargoBook}` : false;
 
 // The owner's machine: system tools only. No ~/.cargo/bin, no checkout, no model folder.
-const home = skip ? '' : mkdtempSync(join(tmpdir(), 'lantern-owner-'));
-const env = {
-  PATH: '/usr/local/bin:/usr/bin:/bin',
-  HOME: home,
-  XDG_CACHE_HOME: join(home, '.cache'),
-  npm_config_cache: join(home, '.npm'),
-  npm_config_offline: 'true',
-  npm_config_update_notifier: 'false',
-};
-const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+const machine = skip ? null : ownerMachine('lantern-owner-');
+const { home, env, run } = machine ?? { home: '', env: {}, run: null };
 
 function walk(dir, out = []) {
   for (const name of readdirSync(dir)) {
@@ -48,11 +39,7 @@ const timings = {};
 
 before(async () => {
   if (skip) return;
-  owner = join(home, 'docs-site');
-  mkdirSync(owner);
-  run('npm', ['init', '-y'], owner);
-  const tarball = readdirSync(dist).find((f) => f.endsWith('.tgz'));
-  run('npm', ['install', '--no-audit', '--no-fund', join(dist, tarball)], owner);
+  owner = ownerProject(machine, dist, 'docs-site');
   // MkDocs, default theme, over the Cargo book's markdown (generators/mkdocs.md).
   writeFileSync(join(owner, 'mkdocs.yml'), `site_name: Cargo\ndocs_dir: ${cargoBook}\nsite_dir: site\n`
     + 'theme:\n  name: mkdocs\n  custom_dir: overrides\n');

@@ -6,11 +6,9 @@
 // Needs LANTERN_DIST (the packages) and Sphinx from tests/html/build-sites.sh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { audit, browser, root, serveWith } from './harness.mjs';
+import { audit, browser, ownerMachine, ownerProject, root, serveWith } from './harness.mjs';
 
 const dist = process.env.LANTERN_DIST;
 const sphinxBuild = join(root, 'tests/html/.venv/bin/sphinx-build');
@@ -18,16 +16,8 @@ const recipePage = join(root, 'site/docs/generators/sphinx.md');
 const skip = !dist ? 'LANTERN_DIST is not set (bash dist/package.sh builds the packages)'
   : !existsSync(sphinxBuild) ? 'Sphinx is not installed (tests/html/build-sites.sh)' : false;
 
-const home = skip ? '' : mkdtempSync(join(tmpdir(), 'lantern-sphinx-'));
-const env = {
-  PATH: '/usr/local/bin:/usr/bin:/bin',
-  HOME: home,
-  XDG_CACHE_HOME: join(home, '.cache'),
-  npm_config_cache: join(home, '.npm'),
-  npm_config_offline: 'true',
-  npm_config_update_notifier: 'false',
-};
-const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+const machine = skip ? null : ownerMachine('lantern-sphinx-');
+const { home, env, run } = machine ?? { home: '', env: {}, run: null };
 
 /** The fenced blocks of a markdown page, by language. */
 function blocks(markdown, lang) {
@@ -93,11 +83,7 @@ const log = {};
 
 before(async () => {
   if (skip) return;
-  project = join(home, 'widgets');
-  mkdirSync(project);
-  run('npm', ['init', '-y'], project);
-  const tarball = readdirSync(dist).find((f) => f.endsWith('.tgz'));
-  run('npm', ['install', '--no-audit', '--no-fund', join(dist, tarball)], project);
+  project = ownerProject(machine, dist, 'widgets');
   const recipe = readFileSync(recipePage, 'utf8');
   // conf.py: the project, then the line the page adds.
   mkdirSync(join(project, 'docs/_templates'), { recursive: true });

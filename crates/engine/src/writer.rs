@@ -320,6 +320,61 @@ mod tests {
         assert_eq!(b.shard_files().len(), split.shards.len());
     }
 
+    /// Searches a partial engine as a browser does: fetch the shards it names, search again.
+    fn fetching(
+        partial: &mut crate::search::Engine,
+        split: &crate::bundle::Split,
+        text: &str,
+        vector: Option<&[f32]>,
+        mode: crate::results::Mode,
+    ) -> crate::results::Results {
+        for _ in 0..8 {
+            let r = partial.search(text, vector, mode, 10);
+            if r.missing.is_empty() {
+                return r;
+            }
+            for name in &r.missing {
+                let bytes = &split.shards.iter().find(|(n, _)| n == name).unwrap().1;
+                partial.add_shard(name, bytes).unwrap();
+            }
+        }
+        panic!("the search keeps asking");
+    }
+
+    #[test]
+    fn declared_synonyms_reach_a_split_bundle_s_term_blocks() {
+        use crate::results::Mode;
+        use crate::search::Engine;
+        let mut w = BundleWriter::new(ModelInfo::new("toy", "abc", 2, 16), 0.3).synonyms(vec![(
+            "monorepo".to_string(),
+            vec!["workspace".to_string()],
+        )]);
+        // Enough pages for several term blocks.
+        for p in 0..400u32 {
+            let page = w.add_page(&format!("/{p}.html"), "P", "p.md", Lang::English);
+            w.add_chunk(page, vec![], "", &format!("word{p} filler{p} text"));
+        }
+        let ws = w.add_page("/ws.html", "W", "w.md", Lang::English);
+        w.add_chunk(ws, vec![], "", "a workspace shares one lock file");
+        let whole = w.finish(vec![vec![0.6, 0.8]; 401]).unwrap();
+        let split = whole.to_split().unwrap();
+        let whole = Engine::new(whole);
+        let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
+        let got = fetching(&mut partial, &split, "monorepo", None, Mode::Keyword);
+        let urls = |r: &crate::results::Results| -> Vec<String> {
+            r.pages.iter().map(|p| p.url.clone()).collect()
+        };
+        assert_eq!(urls(&got), ["/ws.html"]);
+        assert_eq!(
+            urls(&got),
+            urls(&whole.search("monorepo", None, Mode::Keyword, 10))
+        );
+        assert!(
+            !partial.bundle().unloaded_shards().is_empty(),
+            "only what it needed"
+        );
+    }
+
     #[test]
     fn a_partitioned_split_bundle_searches_shard_by_shard_as_the_whole() {
         use crate::results::Mode;
@@ -345,19 +400,7 @@ mod tests {
         let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
         for (q, text) in [(3usize, "topic1"), (77, "item4 common"), (150, "nothing")] {
             let expect = whole.search(text, Some(&vectors[q]), Mode::Hybrid, 10);
-            let mut rounds = 0;
-            let got = loop {
-                let r = partial.search(text, Some(&vectors[q]), Mode::Hybrid, 10);
-                if r.missing.is_empty() {
-                    break r;
-                }
-                for name in &r.missing {
-                    let bytes = &split.shards.iter().find(|(n, _)| n == name).unwrap().1;
-                    partial.add_shard(name, bytes).unwrap();
-                }
-                rounds += 1;
-                assert!(rounds < 6, "the search keeps asking");
-            };
+            let got = fetching(&mut partial, &split, text, Some(&vectors[q]), Mode::Hybrid);
             let ids = |r: &crate::results::Results| -> Vec<(u32, u32)> {
                 r.hits
                     .iter()

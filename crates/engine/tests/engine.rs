@@ -580,7 +580,7 @@ fn a_french_bundle_needs_the_build_with_every_stemmer() {
 
 /// Three pages: one says "workspace", one says "monorepo" itself (in the body, as alike as
 /// can be), one neither; with or without declared synonyms.
-fn synonym_engine(synonyms: Vec<(String, Vec<String>)>) -> (Engine, Bundle) {
+fn synonym_engine(synonyms: Vec<(String, Vec<String>)>) -> Engine {
     let mut w = toy_writer().synonyms(synonyms);
     let en = lantern_engine::Lang::English;
     for (url, title, text) in [
@@ -609,8 +609,7 @@ fn synonym_engine(synonyms: Vec<(String, Vec<String>)>) -> (Engine, Bundle) {
             .collect::<Vec<f32>>()
     };
     let bundle = w.finish(vec![v(0), v(1), v(2)]).unwrap();
-    let bytes = bundle.to_bytes().unwrap();
-    (Engine::new(Bundle::from_bytes(&bytes).unwrap()), bundle)
+    Engine::new(Bundle::from_bytes(&bundle.to_bytes().unwrap()).unwrap())
 }
 
 fn page_urls(e: &Engine, q: &str) -> Vec<String> {
@@ -623,17 +622,17 @@ fn page_urls(e: &Engine, q: &str) -> Vec<String> {
 
 #[test]
 fn declared_synonyms_find_the_docs_words_one_way_behind_the_readers_own() {
-    let (plain, _) = synonym_engine(vec![]);
+    let plain = synonym_engine(vec![]);
     assert_eq!(page_urls(&plain, "monorepo"), ["/mono.html"]);
     let declared = vec![("monorepo".to_string(), vec!["workspace".to_string()])];
-    let (e, _) = synonym_engine(declared);
+    let e = synonym_engine(declared);
     // The page using the reader's word first, then the docs' word for it; stemmed both ways.
     assert_eq!(page_urls(&e, "monorepo"), ["/mono.html", "/ws.html"]);
     assert_eq!(page_urls(&e, "monorepos"), ["/mono.html", "/ws.html"]);
     // One way: the docs' word does not find the reader's.
     assert_eq!(page_urls(&e, "workspaces"), ["/ws.html"]);
     // A value of several words shares the match; stop words and unknown words drop.
-    let (e, _) = synonym_engine(vec![(
+    let e = synonym_engine(vec![(
         "vendoring".to_string(),
         vec![
             "upload the registry".to_string(),
@@ -641,27 +640,4 @@ fn declared_synonyms_find_the_docs_words_one_way_behind_the_readers_own() {
         ],
     )]);
     assert_eq!(page_urls(&e, "vendoring"), ["/other.html"]);
-}
-
-#[test]
-fn synonyms_reach_a_split_bundle_s_term_blocks() {
-    let declared = vec![("monorepo".to_string(), vec!["workspace".to_string()])];
-    let (whole, bundle) = synonym_engine(declared);
-    let split = bundle.to_split().unwrap();
-    let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
-    let mut rounds = 0;
-    let got = loop {
-        let r = partial.search("monorepo", None, Mode::Keyword, 10);
-        if r.missing.is_empty() {
-            break r;
-        }
-        for name in &r.missing {
-            let bytes = &split.shards.iter().find(|(n, _)| n == name).unwrap().1;
-            partial.add_shard(name, bytes).unwrap();
-        }
-        rounds += 1;
-        assert!(rounds < 8, "the search keeps asking");
-    };
-    let urls: Vec<&str> = got.pages.iter().map(|p| p.url.as_str()).collect();
-    assert_eq!(urls, page_urls(&whole, "monorepo"));
 }
