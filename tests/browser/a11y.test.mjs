@@ -74,3 +74,36 @@ test('axe-core finds nothing serious in the closed, open, results and no-good-ma
     await ctx.close();
   }
 });
+
+test('the dialog speaks the page\'s language: a German page gets German labels and announcements', async () => {
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  try {
+    // The demo page as a German site would serve it: only <html lang> differs.
+    await page.route('**/index.html', async (route) => {
+      const r = await route.fetch();
+      const body = (await r.text()).replace(/<html lang="[^"]*"/, '<html lang="de"');
+      await route.fulfill({ response: r, body });
+    });
+    await page.goto(server.url + 'index.html');
+    assert.equal(await shadow(page, 'button.trigger').first().getAttribute('aria-label'), 'Dokumentation durchsuchen');
+    await page.keyboard.press('/');
+    const input = shadow(page, 'input');
+    await input.waitFor();
+    assert.equal(await input.getAttribute('placeholder'), 'Dokumentation durchsuchen');
+    assert.equal(await shadow(page, '[role=dialog]').getAttribute('aria-label'), 'Dokumentation durchsuchen');
+    assert.equal(await shadow(page, '[role=radiogroup]').getAttribute('aria-label'), 'Suchart');
+    await input.pressSequentially('heading anchors slugs', { delay: 60 });
+    await shadow(page, '[role=option]').first().waitFor({ timeout: 30_000 });
+    const status = shadow(page, '.sr-only[role=status]');
+    for (let i = 0; i < 20 && !(await status.textContent()); i += 1) await page.waitForTimeout(100);
+    assert.match(await status.textContent(), /^(1 Ergebnis\.|\d+ Ergebnisse auf \d+ Seiten\.)$/);
+    const found = await audit(page, 'German page, results');
+    assert.deepEqual(found.map((v) => `${v.impact} ${v.id}: ${v.nodes[0]}`), []);
+    await input.fill('what is the weather in Lisbon tomorrow');
+    await shadow(page, '.no-match').waitFor({ timeout: 60_000 });
+    assert.match(await shadow(page, '.no-match').textContent(), /^Keine gute Übereinstimmung/);
+  } finally {
+    await ctx.close();
+  }
+});

@@ -16,6 +16,16 @@ const here = new URL('.', import.meta.url);
 // used.
 const PREFETCH_BYTES = 8 * 1024 * 1024;
 
+/** The trigger button's label and word, by the page's language. */
+const TRIGGER = {
+  en: ['Search the documentation', 'Search'],
+  de: ['Dokumentation durchsuchen', 'Suchen'],
+  fr: ['Rechercher dans la documentation', 'Rechercher'],
+  es: ['Buscar en la documentación', 'Buscar'],
+  ja: ['ドキュメントを検索', '検索'],
+  zh: ['搜索文档', '搜索'],
+};
+
 class LanternSearch extends HTMLElement {
   #ui = null;
   #booting = null;
@@ -31,10 +41,14 @@ class LanternSearch extends HTMLElement {
       const button = document.createElement('button');
       button.type = 'button';
       button.className = 'trigger';
-      button.setAttribute('aria-label', 'Search the documentation');
+      // The dialog's own labels follow the page's language (web/ui/src/labels.rs); so does this.
+      const lang = (document.documentElement.lang || '').toLowerCase().split(/[-_]/)[0];
+      const [label, word] = TRIGGER[lang] ?? TRIGGER.en;
+      button.setAttribute('aria-label', label);
       button.setAttribute('aria-haspopup', 'dialog');
       const mac = /Mac|iPhone|iPad/.test(navigator.platform);
-      button.innerHTML = '<span class="icon" aria-hidden="true"></span><span>Search</span><kbd></kbd>';
+      button.innerHTML = '<span class="icon" aria-hidden="true"></span><span></span><kbd></kbd>';
+      button.querySelector('span:not(.icon)').textContent = word;
       button.querySelector('kbd').textContent = mac ? '⌘K' : 'Ctrl K';
       button.addEventListener('click', () => this.open());
       button.addEventListener('focus', () => this.#boot(), { once: true });

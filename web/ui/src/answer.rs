@@ -7,43 +7,38 @@ use leptos::prelude::*;
 use lantern_engine::answer::{segments, Segment};
 use lantern_engine::{Abstention, AskOutcome, Passage};
 
+use crate::labels::{fill, Labels};
 use crate::state::Answer;
 
 /// The panel for the current answer state; nothing when no question was asked.
-pub fn answer_panel(a: Answer) -> Option<impl IntoView> {
+pub fn answer_panel(a: Answer, l: &'static Labels) -> Option<impl IntoView> {
     let body = match a {
         Answer::None => return None,
         Answer::Streaming(t) => view! {
-            <p class="answer-status" role="status">"Writing an answer from the docs…"</p>
+            <p class="answer-status" role="status">{l.writing}</p>
             <p class="answer-draft">{t}</p>
         }
         .into_any(),
         Answer::Failed(e) => {
-            view! { <p class="answer-status" role="alert">{format!("No answer: {e}")}</p> }
+            view! { <p class="answer-status" role="alert">{fill(l.no_answer, &[("e", &e)])}</p> }
                 .into_any()
         }
         Answer::Done(AskOutcome::Answered { text, passages, .. }) => {
-            answered(&text, passages).into_any()
+            answered(&text, passages, l).into_any()
         }
         Answer::Done(AskOutcome::Abstained { reason, .. }) => {
             let why = match reason {
-                Abstention::NoGoodMatch => {
-                    "I couldn't find this in the docs. The closest sections are listed below."
-                }
-                Abstention::NotInContext => {
-                    "The most relevant passages do not contain the answer."
-                }
-                Abstention::UnverifiableCitations => {
-                    "An answer came back but its citations could not be verified against the docs, so it is not shown."
-                }
+                Abstention::NoGoodMatch => l.not_found,
+                Abstention::NotInContext => l.not_in_passages,
+                Abstention::UnverifiableCitations => l.unverified,
             };
             view! { <p class="answer-status abstained" role="status">{why}</p> }.into_any()
         }
     };
-    Some(view! { <section class="answer" aria-label="Answer">{body}</section> })
+    Some(view! { <section class="answer" aria-label=l.answer>{body}</section> })
 }
 
-fn answered(text: &str, passages: Vec<Passage>) -> impl IntoView {
+fn answered(text: &str, passages: Vec<Passage>, l: &'static Labels) -> impl IntoView {
     let show = RwSignal::new(false);
     let paras = text
         .split("\n\n")
@@ -72,7 +67,7 @@ fn answered(text: &str, passages: Vec<Passage>) -> impl IntoView {
     view! {
         <div class="answer-text">{paras}</div>
         <button type="button" class="why" on:click=move |_| show.update(|s| *s = !*s) aria-expanded=move || show.get().to_string()>
-            "passages used"
+            {l.passages}
         </button>
         <ol class="passages" hidden=move || !show.get()>{list}</ol>
     }

@@ -6,6 +6,7 @@ use leptos::task::spawn_local;
 
 use lantern_engine::{Facet, Filter, Mode, Results};
 
+use crate::labels::{fill, Labels};
 use crate::recent;
 use crate::runtime::{self, Bridge, Progress, Runtime};
 use crate::state::{
@@ -36,6 +37,8 @@ pub struct Ctx {
     table: StoredValue<bool>,
     /// The query and filter the shown results answer.
     shown: StoredValue<Option<(String, Filter)>>,
+    /// What the dialog says, in the page's language.
+    pub labels: &'static Labels,
 }
 
 impl Ctx {
@@ -57,6 +60,7 @@ impl Ctx {
             seq: StoredValue::new(0),
             table: StoredValue::new(false),
             shown: StoredValue::new(None),
+            labels: page_labels(),
         }
     }
 
@@ -265,8 +269,21 @@ impl Ctx {
                     stage.set(Stage::Hybrid);
                     self.run(); // upgrade the visible results in place
                 }
-                Err(e) => stage.set(Stage::Failed(format!("semantic search unavailable: {e}"))),
+                Err(e) => {
+                    let why = fill(self.labels.semantic_failed, &[("e", &e.to_string())]);
+                    stage.set(Stage::Failed(why))
+                }
             }
         });
     }
+}
+
+/// The labels for the page's language (`<html lang>`).
+fn page_labels() -> &'static Labels {
+    let lang = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+        .and_then(|e| e.get_attribute("lang"))
+        .unwrap_or_default();
+    crate::labels::for_lang(&lang)
 }

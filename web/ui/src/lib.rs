@@ -9,6 +9,7 @@
 
 mod answer;
 mod ctx;
+mod labels;
 mod recent;
 mod results;
 mod runtime;

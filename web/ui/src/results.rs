@@ -3,9 +3,10 @@
 
 use leptos::prelude::*;
 
-use lantern_engine::{highlight_segments, Hit, Results};
+use lantern_engine::{highlight_segments, Hit, Mode, Results};
 
 use crate::ctx::Ctx;
+use crate::labels::{fill, Labels};
 use crate::state::hit_link;
 
 /// What goes under the search box.
@@ -17,12 +18,12 @@ pub fn ResultsBody() -> impl IntoView {
             return recent_list(ctx).into_any();
         }
         let Some(r) = ctx.results.get() else {
-            return view! { <p class="hint">"Searching…"</p> }.into_any();
+            return view! { <p class="hint">{ctx.labels.searching}</p> }.into_any();
         };
         if r.hits.is_empty() {
-            return view! { <p class="empty">"No results. Try other words."</p> }.into_any();
+            return view! { <p class="empty">{ctx.labels.empty}</p> }.into_any();
         }
-        let mode = mode_used(&r);
+        let mode = mode_used(&r, ctx.labels);
         let mut index = 0usize;
         let groups = r
             .pages
@@ -39,8 +40,8 @@ pub fn ResultsBody() -> impl IntoView {
                     .collect_view();
                 let more = (g.more > 0).then(|| {
                     let label = match g.more {
-                        1 => "1 more section on this page".to_string(),
-                        n => format!("{n} more sections on this page"),
+                        1 => ctx.labels.more_one.to_string(),
+                        n => fill(ctx.labels.more_many, &[("n", &n.to_string())]),
                     };
                     // An option of the list (a listbox holds nothing else), reached by
                     // pointer or a screen reader's browse mode; arrows step through sections.
@@ -70,13 +71,11 @@ pub fn ResultsBody() -> impl IntoView {
             {r.no_good_match
                 .then(|| {
                     view! {
-                        <p class="no-match">
-                            "No good match in these docs. The closest sections are listed below."
-                        </p>
+                        <p class="no-match">{ctx.labels.no_good_match}</p>
                     }
                 })}
             <p class="mode-used">{mode}</p>
-            <div id="lantern-listbox" role="listbox" aria-label="Search results" class="results">
+            <div id="lantern-listbox" role="listbox" aria-label=ctx.labels.list class="results">
                 {groups}
             </div>
         }
@@ -87,12 +86,11 @@ pub fn ResultsBody() -> impl IntoView {
 fn recent_list(ctx: Ctx) -> impl IntoView {
     let list = ctx.recents.get();
     if list.is_empty() {
-        return view! { <p class="hint">"Type a question or some words. Quotes match a phrase."</p> }
-            .into_any();
+        return view! { <p class="hint">{ctx.labels.hint}</p> }.into_any();
     }
     view! {
         <div class="recent">
-            <p class="label">"Recent searches"</p>
+            <p class="label">{ctx.labels.recent}</p>
             {list
                 .into_iter()
                 .map(|s| {
@@ -169,7 +167,7 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
                 aria-hidden="true"
                 on:click=move |_| ctx.why.update(|w| *w = if *w == Some(chunk) { None } else { Some(chunk) })
             >
-                "why?"
+                {ctx.labels.why}
             </span>
             {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
         </li>
@@ -179,25 +177,37 @@ fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
 /// What a screen reader hears when results change, from a live region that stays in place
 /// (one inserted with its text is not reliably read): the count, or "no good match".
 pub fn announcement(ctx: Ctx) -> String {
+    let l = ctx.labels;
     if ctx.query.get().trim().is_empty() {
         return String::new();
     }
     match ctx.results.get() {
         None => String::new(),
-        Some(r) if r.hits.is_empty() => "No results.".into(),
-        Some(r) if r.no_good_match => "No good match; the closest sections are listed.".into(),
-        Some(r) if r.hits.len() == 1 => "1 result.".into(),
-        Some(r) => format!("{} results on {} pages.", r.hits.len(), r.pages.len()),
+        Some(r) if r.hits.is_empty() => l.none.into(),
+        Some(r) if r.no_good_match => l.weak.into(),
+        Some(r) if r.hits.len() == 1 => l.one.into(),
+        Some(r) => fill(
+            l.many,
+            &[
+                ("n", &r.hits.len().to_string()),
+                ("p", &r.pages.len().to_string()),
+            ],
+        ),
     }
 }
 
 /// Which evidence ranked the results, in words.
-fn mode_used(r: &Results) -> String {
-    if r.approximate {
-        "keyword + quick meaning results".into()
+fn mode_used(r: &Results, l: &Labels) -> String {
+    let used = if r.approximate {
+        l.used_quick
     } else {
-        format!("{} results", r.mode.label().to_lowercase())
-    }
+        match r.mode {
+            Mode::Hybrid => l.used_hybrid,
+            Mode::Keyword => l.used_keyword,
+            Mode::Vector => l.used_semantic,
+        }
+    };
+    used.into()
 }
 
 /// A link's `href`: the URL when a reader may follow it (`lantern_engine::is_safe_link`), else

@@ -85,7 +85,7 @@ pub fn Search(
                 node_ref=dialog_ref
                 role=if page { "search" } else { "dialog" }
                 aria-modal=if page { "false" } else { "true" }
-                aria-label="Search the documentation"
+                aria-label=ctx.labels.dialog
                 on:keydown=on_key
             >
                 <div class="bar">
@@ -103,7 +103,7 @@ pub fn Search(
                                 format!("lantern-opt-{}", ctx.active.get())
                             }
                         }
-                        placeholder="Search the docs"
+                        placeholder=ctx.labels.placeholder
                         autocomplete="off"
                         spellcheck="false"
                         prop:value=move || ctx.query.get()
@@ -116,31 +116,31 @@ pub fn Search(
                     {(!page)
                         .then(|| {
                             view! {
-                                <button type="button" class="close" aria-label="Close search" on:click=move |_| open.set(false)>
+                                <button type="button" class="close" aria-label=ctx.labels.close on:click=move |_| open.set(false)>
                                     "Esc"
                                 </button>
                             }
                         })}
                 </div>
-                <div class="modes" role="radiogroup" aria-label="Search mode">
+                <div class="modes" role="radiogroup" aria-label=ctx.labels.modes>
                     <ModeButton mode=Mode::Hybrid />
                     <ModeButton mode=Mode::Keyword />
                     <ModeButton mode=Mode::Vector />
                     {can_ask.then(|| view! { <AskButton /> })}
                 </div>
                 <Facets />
-                {move || answer_panel(ctx.answer.get())}
+                {move || answer_panel(ctx.answer.get(), ctx.labels)}
                 <p class="status" aria-live="polite" data-stage=move || ctx.stage.get().name()>
                     {move || ctx.stage.get().loading().then(|| view! { <span class="spinner" aria-hidden="true"></span> })}
-                    {move || ctx.stage.get().status()}
+                    {move || ctx.stage.get().status(ctx.labels)}
                 </p>
                 // Focusable, so a keyboard can scroll a long list (its options are reached by
                 // arrows from the input, not by Tab).
                 <p class="sr-only" role="status">{move || crate::results::announcement(ctx)}</p>
-                <div class="body" tabindex="0" aria-label="Results">
+                <div class="body" tabindex="0" aria-label=ctx.labels.results>
                     <ResultsBody />
                 </div>
-                <p class="keys" aria-hidden="true">"↑↓ move · Enter open · Esc close"</p>
+                <p class="keys" aria-hidden="true">{ctx.labels.keys}</p>
             </div>
         </div>
     }
@@ -161,7 +161,11 @@ fn ModeButton(mode: Mode) -> impl IntoView {
                 ctx.run();
             }
         >
-            {mode.label()}
+            {match mode {
+                Mode::Hybrid => ctx.labels.hybrid,
+                Mode::Keyword => ctx.labels.keyword,
+                Mode::Vector => ctx.labels.semantic,
+            }}
         </button>
     }
 }
@@ -200,7 +204,7 @@ fn Facets() -> impl IntoView {
                             }
                         })
                         .collect_view();
-                    let label = format!("Filter by {key}");
+                    let label = crate::labels::fill(ctx.labels.filter_by, &[("key", &key)]);
                     view! {
                         <div class="facets" role="group" aria-label=label>
                             <span class="facet-key">{key}</span>
@@ -226,7 +230,7 @@ fn AskButton() -> impl IntoView {
             }
             on:click=move |_| ctx.ask()
         >
-            "Ask"
+            {ctx.labels.ask}
         </button>
     }
 }

@@ -3,6 +3,7 @@
 
 use lantern_engine::{highlight_segments, AskOutcome, Hit, Mode, Results};
 
+use crate::labels::{fill, Labels};
 use crate::runtime::Progress;
 
 /// Hits requested per search.
@@ -28,43 +29,30 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// The status line.
-    pub fn status(&self) -> String {
+    /// The status line, in the page's language.
+    pub fn status(&self, l: &Labels) -> String {
         match self {
             Stage::Idle => String::new(),
-            Stage::Bundle(p) => format!("Loading the search index… {}", mb(p.loaded)),
-            Stage::Keyword => "Keyword search ready".into(),
+            Stage::Bundle(p) => fill(l.loading_index, &[("size", &mb(p.loaded))]),
+            Stage::Keyword => l.keyword_ready.into(),
             Stage::Model(p, quick) => {
-                let now = if *quick {
-                    "Keywords + quick meaning"
-                } else {
-                    "Keyword results"
-                };
+                let now = if *quick { l.now_quick } else { l.now_keyword };
                 match (p.loaded, p.total) {
-                    (0.0, _) => format!("{now} · loading semantic search…"),
-                    (l, t) if t > 0.0 => {
-                        format!("{now} · loading semantic search {} / {}", mb(l), mb(t))
-                    }
-                    (l, _) => format!("{now} · loading semantic search {}", mb(l)),
+                    (0.0, _) => fill(l.loading_model, &[("now", now), ("loaded", "…")]),
+                    (loaded, t) if t > 0.0 => fill(
+                        l.loading_model_of,
+                        &[("now", now), ("loaded", &mb(loaded)), ("total", &mb(t))],
+                    ),
+                    (loaded, _) => fill(l.loading_model, &[("now", now), ("loaded", &mb(loaded))]),
                 }
             }
-            Stage::Ready(true) => {
-                "Keywords + quick meaning · the full model loads when a question needs it".into()
-            }
-            Stage::Ready(false) => {
-                "Keyword search · semantic search loads when a question needs it".into()
-            }
-            Stage::Hybrid => "Hybrid search (keywords + meaning)".into(),
-            Stage::SaveData(true) => {
-                "Keywords + quick meaning (the model is not downloaded: Save-Data is on)".into()
-            }
-            Stage::SaveData(false) => {
-                "Keyword search (the model is not downloaded: Save-Data is on)".into()
-            }
-            Stage::QuickOnly(true) => "Keywords + quick meaning".into(),
-            Stage::QuickOnly(false) => {
-                "Keyword search · quick meaning when a question needs it".into()
-            }
+            Stage::Ready(true) => l.ready_quick.into(),
+            Stage::Ready(false) => l.ready_keyword.into(),
+            Stage::Hybrid => l.hybrid_ready.into(),
+            Stage::SaveData(true) => l.save_data_quick.into(),
+            Stage::SaveData(false) => l.save_data_keyword.into(),
+            Stage::QuickOnly(true) => l.now_quick.into(),
+            Stage::QuickOnly(false) => l.quick_only.into(),
             Stage::Failed(e) => e.clone(),
         }
     }
@@ -227,6 +215,7 @@ fn mb(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::EN;
 
     #[test]
     fn short_prefixes_wait_longer_before_fetching() {
@@ -320,20 +309,25 @@ mod tests {
         };
         let s = Stage::Model(p, false);
         assert_eq!(
-            s.status(),
+            s.status(&EN),
             "Keyword results · loading semantic search 2.0 MB / 4.0 MB"
         );
         assert!(s.loading());
         assert_eq!(s.name(), "model");
         assert_eq!(
-            Stage::Model(p, true).status(),
+            Stage::Model(p, true).status(&EN),
             "Keywords + quick meaning · loading semantic search 2.0 MB / 4.0 MB"
+        );
+        // In the page's language.
+        assert_eq!(
+            s.status(crate::labels::for_lang("de")),
+            "Stichwort-Ergebnisse · semantische Suche wird geladen 2.0 MB / 4.0 MB"
         );
         assert!(!Stage::SaveData(true).loading());
         assert!(!Stage::QuickOnly(false).loading());
         assert_ne!(
-            Stage::QuickOnly(true).status(),
-            Stage::SaveData(true).status()
+            Stage::QuickOnly(true).status(&EN),
+            Stage::SaveData(true).status(&EN)
         );
     }
 }
