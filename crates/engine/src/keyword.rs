@@ -283,9 +283,18 @@ impl Keywords<'_> {
         }
         // An identifier asked in words ("get element by id"): consecutive words that, written
         // together, are a term of the docs count as one more word, weighing as the words it
-        // joins, which only the sections holding the identifier match. Its key sorts next to
-        // the first word's, so its block is almost always loaded already.
+        // joins, which only the sections holding the identifier match. The first word is one
+        // that was looked up (not a stop word): the joined key sorts next to it, so its block
+        // is almost always loaded already ("how do I read a file" fetched two more blocks
+        // when "howdoi" was tried).
         for start in 0..units.len() {
+            if self
+                .analyzer
+                .alternatives(&units[start], self.langs)
+                .is_empty()
+            {
+                continue;
+            }
             for len in MIN_JOINED_WORDS..=MAX_JOINED_WORDS.min(units.len() - start) {
                 let joined: String = units[start..start + len].concat();
                 if joined.chars().any(crate::analyze::is_cjk) || expanded.len() >= MAX_QUERY_TERMS {
