@@ -407,6 +407,15 @@ fn case_parts(seg: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// The languages a query word may mean: the pages' own, English when they state none.
+pub(crate) fn query_langs(page_langs: &[Lang]) -> Vec<Lang> {
+    if page_langs.is_empty() {
+        vec![Lang::English]
+    } else {
+        page_langs.to_vec()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

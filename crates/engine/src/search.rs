@@ -75,10 +75,7 @@ impl Engine {
 
     /// Wraps a loaded bundle.
     pub fn new(bundle: Bundle) -> Self {
-        let mut langs: Vec<Lang> = bundle.langs().to_vec();
-        if langs.is_empty() {
-            langs.push(Lang::English);
-        }
+        let langs = crate::analyze::query_langs(bundle.langs());
         Engine {
             bundle,
             analyzer: Analyzer::default(),

@@ -42,17 +42,6 @@ impl BundleWriter {
         }
     }
 
-    /// The pages' languages, as a search sees them (English when there are none).
-    fn langs(&self) -> Vec<Lang> {
-        let mut langs: Vec<Lang> = self.pages.iter().map(|p| p.lang).collect();
-        crate::order::sort_by_key(&mut langs, |&l| l as u64);
-        langs.dedup();
-        if langs.is_empty() {
-            langs.push(Lang::English);
-        }
-        langs
-    }
-
     /// Words readers type that the docs say otherwise: a query word `from` also matches the
     /// words of each of `to` (one way; declare both to go both ways). A multi-word value shares
     /// the match among its words. Analyzed as the pages are, in their languages.
@@ -194,7 +183,11 @@ impl BundleWriter {
         if self.probe > 0 {
             vectors.set_probe(self.probe);
         }
-        let synonyms = analyze_synonyms(&analyzer, &self.langs(), &self.synonyms);
+        let synonyms = analyze_synonyms(
+            &analyzer,
+            &crate::analyze::query_langs(&crate::bundle::page_langs(&self.pages)),
+            &self.synonyms,
+        );
         let header = Header {
             model: self.model,
             quantization: vectors.quantization,

@@ -30,9 +30,7 @@ impl Bundle {
                 }
             }
         }
-        let mut langs: Vec<Lang> = pages.iter().map(|p| p.lang).collect();
-        crate::order::sort_by_key(&mut langs, |&l| l as u64);
-        langs.dedup();
+        let langs = page_langs(&pages);
         let mut fp = crate::checksum::crc32_digest();
         for t in lexical.terms() {
             fp.update(t.as_bytes());
@@ -400,4 +398,12 @@ pub(super) fn split(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
         return Err(Error::Checksum);
     }
     Ok(body.split_at(header_len as usize))
+}
+
+/// The languages of `pages`, each once, in a fixed order (the meta part's list).
+pub(crate) fn page_langs(pages: &[Page]) -> Vec<Lang> {
+    let mut langs: Vec<Lang> = pages.iter().map(|p| p.lang).collect();
+    crate::order::sort_by_key(&mut langs, |&l| l as u64);
+    langs.dedup();
+    langs
 }

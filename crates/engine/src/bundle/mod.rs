@@ -25,6 +25,7 @@
 //! loading as they arrive.
 
 mod container;
+pub(crate) use container::page_langs;
 mod shards;
 
 use serde::{Deserialize, Serialize};
