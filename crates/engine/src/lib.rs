@@ -57,5 +57,5 @@ pub use query_table::{QueryTable, QUERY_TABLE_SUFFIX, QUERY_TABLE_VERSION};
 pub use results::{Hit, Mode, PageGroup, Results, Signal};
 pub use script::Script;
 pub use search::Engine;
-pub use vector::{l2_normalize, VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
+pub use vector::{dot_f32, l2_normalize, VectorHit, VectorIndex, DEFAULT_PROBE, PARTITION_ABOVE};
 pub use writer::BundleWriter;

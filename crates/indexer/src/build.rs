@@ -102,6 +102,7 @@ fn fit_query_table(
     progress: bool,
     rank: usize,
 ) -> Result<(lantern_engine::QueryTable, FitReport)> {
+    let started = Instant::now();
     let texts = query_fit::training_texts(engine);
     let (vectors, _, _) = embed_cached(
         embedder,
@@ -131,7 +132,9 @@ fn fit_query_table(
     for (id, v) in by_freq.into_iter().zip(chosen_vectors) {
         word_vectors[id] = v;
     }
-    query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)
+    let (table, mut report) = query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok((table, report))
 }
 
 /// Declared synonyms that add nothing: a value no page uses (a typo, or a word the docs do not
@@ -509,8 +512,8 @@ impl std::fmt::Display for BuildReport {
         if let Some(q) = &self.query_table {
             write!(
                 f,
-                "\n  query table: {} terms x {} fitted on {} texts (ridge {}, held-out cosine {:.3})",
-                q.terms, q.rank, q.texts, q.ridge, q.held_out_cosine
+                "\n  query table: {} terms x {} fitted on {} texts in {:.1}s (ridge {}, held-out cosine {:.3})",
+                q.terms, q.rank, q.texts, q.seconds, q.ridge, q.held_out_cosine
             )?;
             if let Some((table, model)) = q.median_cosines {
                 write!(

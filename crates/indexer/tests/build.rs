@@ -135,6 +135,32 @@ fn same_input_gives_identical_bytes() {
 }
 
 #[test]
+fn one_core_or_many_give_the_same_bundle_and_query_table() {
+    // The query table's fit sums on all cores; a CI runner's core count must not change it.
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let out = tempfile::tempdir().unwrap();
+    let (one, many) = (out.path().join("one"), out.path().join("many"));
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    pool(1).install(|| build_dir(docs.path(), &one, None).unwrap());
+    pool(3).install(|| build_dir(docs.path(), &many, None).unwrap());
+    let read = |p: &std::path::Path, suffix: &str| {
+        let mut name = p.as_os_str().to_owned();
+        name.push(suffix);
+        std::fs::read(name).unwrap()
+    };
+    assert_eq!(read(&one, ""), read(&many, ""));
+    let table = read(&one, ".query");
+    assert!(table.len() > 1_000, "a query table was written");
+    assert_eq!(table, read(&many, ".query"));
+}
+
+#[test]
 fn editing_one_page_embeds_only_its_chunks() {
     let docs = tempfile::tempdir().unwrap();
     sample_docs(docs.path());

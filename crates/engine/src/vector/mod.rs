@@ -123,7 +123,7 @@ pub struct VectorHit {
 
 /// Dot product in eight independent sums, which the compiler turns into SIMD (one running sum
 /// cannot be reordered, so it would stay scalar): k-means spends its time here.
-fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca
@@ -135,6 +135,26 @@ fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     for (x, y) in ca.zip(cb) {
         for ((s, x), y) in acc.iter_mut().zip(x).zip(y) {
             *s += x * y;
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// [`dot_f32`] against int8 values: a query against stored vectors, centroids or a basis.
+/// The eight sums are the same IEEE arithmetic natively and in wasm, so every surface ranks
+/// alike; a query's vector search and a build's calibration spend their time here.
+pub(crate) fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, &y)| x * y as f32)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for ((s, x), &y) in acc.iter_mut().zip(x).zip(y) {
+            *s += x * y as f32;
         }
     }
     acc.iter().sum::<f32>() + tail
@@ -354,12 +374,12 @@ impl VectorIndex {
         let on_basis: Vec<f32> = c
             .basis
             .chunks_exact(dim)
-            .map(|r| r.iter().zip(query).map(|(&b, q)| b as f32 * q).sum())
+            .map(|r| dot_f32_i8(query, r))
             .collect();
         let mut order: Vec<(u32, f32)> = c
             .coords
             .chunks_exact(c.rank(dim))
-            .map(|v| v.iter().zip(&on_basis).map(|(&x, q)| x as f32 * q).sum())
+            .map(|v| dot_f32_i8(&on_basis, v))
             .enumerate()
             .map(|(i, s)| (i as u32, s))
             .collect();

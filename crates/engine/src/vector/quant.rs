@@ -51,8 +51,7 @@ impl Quantization {
 
     /// [`Quantization::cosine_f32`] over a stored slice.
     pub(crate) fn cosine_f32_raw(&self, query: &[f32], v: &[i8]) -> f32 {
-        let s: f32 = query.iter().zip(v).map(|(q, &x)| q * x as f32).sum();
-        s / self.scale
+        super::dot_f32_i8(query, v) / self.scale
     }
 }
 
