@@ -152,11 +152,27 @@ impl Quantized {
         let padded = tokens.div_ceil(TOKENS) * TOKENS;
         let mut pairs = vec![0i32; padded * k / 2];
         let mut scales = vec![0f32; padded];
+        let mut q = vec![0i16; k];
         for (t, row) in x.chunks_exact(k).enumerate() {
+            // The largest magnitude, NaN skipped, in eight lanes (a maximum is exact in any
+            // order, so this is the one-at-a-time value; the lanes vectorize).
+            let mut lanes = [0f32; 8];
+            let chunks = row.chunks_exact(8);
+            for &v in chunks.remainder() {
+                if v.abs() > lanes[0] {
+                    lanes[0] = v.abs();
+                }
+            }
+            for c in chunks {
+                for (m, &v) in lanes.iter_mut().zip(c) {
+                    let a = v.abs();
+                    *m = if a > *m { a } else { *m };
+                }
+            }
             let mut amax = 0f32;
-            for &v in row {
-                if v.abs() > amax {
-                    amax = v.abs();
+            for m in lanes {
+                if m > amax {
+                    amax = m;
                 }
             }
             let s = if amax > 0.0 && amax.is_finite() {
@@ -166,13 +182,19 @@ impl Quantized {
             };
             scales[t] = s;
             let inv = 1.0 / s;
-            let q = |v: f32| {
+            for (q, &v) in q.iter_mut().zip(row) {
                 let x = (v * inv).clamp(-ACT_MAX, ACT_MAX);
+                // NaN quantizes to 0, as a saturating cast would make it.
+                let x = if x.is_nan() { 0.0 } else { x };
                 // Rounds half away from zero; a cast, as round() is a library call in wasm.
-                (x + 0.5f32.copysign(x)) as i16 as u16 as u32
-            };
-            for (j, pair) in row.chunks_exact(2).enumerate() {
-                pairs[t * k / 2 + j] = (q(pair[0]) | (q(pair[1]) << 16)) as i32;
+                // SAFETY: |x| <= 32767 after the clamp, so x +- 0.5 truncates into i16's range.
+                *q = unsafe { (x + 0.5f32.copysign(x)).to_int_unchecked::<i32>() } as i16;
+            }
+            for (pair, two) in pairs[t * k / 2..(t + 1) * k / 2]
+                .iter_mut()
+                .zip(q.chunks_exact(2))
+            {
+                *pair = (two[0] as u16 as u32 | ((two[1] as u16 as u32) << 16)) as i32;
             }
         }
         Quantized {
