@@ -105,22 +105,42 @@ impl Linear {
                 }
             }
         };
-        // Two panels at a time where a kernel computes them together (AVX-512 VNNI).
+        // Four or two panels at a time where a kernel computes them together (AVX-512 VNNI:
+        // more independent sums in flight).
         let mut p = 0;
         while p < panels {
-            let two = p + 1 < panels;
+            let step = if p + 3 < panels {
+                4
+            } else if p + 1 < panels {
+                2
+            } else {
+                1
+            };
             let mut t0 = 0;
             while t0 < t {
-                if two {
-                    let [a, b] = kernel::block_sums_2([panel(p), panel(p + 1)], x, t0, self.k / 2);
-                    write(p, t0, &a);
-                    write(p + 1, t0, &b);
-                } else {
-                    write(p, t0, &kernel::block_sums(panel(p), x, t0, self.k / 2));
+                match step {
+                    4 => {
+                        let sums = kernel::block_sums_4(
+                            [panel(p), panel(p + 1), panel(p + 2), panel(p + 3)],
+                            x,
+                            t0,
+                            self.k / 2,
+                        );
+                        for (i, s) in sums.iter().enumerate() {
+                            write(p + i, t0, s);
+                        }
+                    }
+                    2 => {
+                        let [a, b] =
+                            kernel::block_sums_2([panel(p), panel(p + 1)], x, t0, self.k / 2);
+                        write(p, t0, &a);
+                        write(p + 1, t0, &b);
+                    }
+                    _ => write(p, t0, &kernel::block_sums(panel(p), x, t0, self.k / 2)),
                 }
                 t0 += TOKENS;
             }
-            p += if two { 2 } else { 1 };
+            p += step;
         }
         out
     }
@@ -251,7 +271,7 @@ macro_rules! simd_kernel {
     };
 }
 
-/// `block_sums_2` for a kernel that computes one panel at a time.
+/// `block_sums_2` and `block_sums_4` for a kernel that computes one panel at a time.
 #[cfg(not(target_arch = "x86_64"))]
 macro_rules! one_panel_at_a_time {
     () => {
@@ -261,6 +281,15 @@ macro_rules! one_panel_at_a_time {
             t0: usize,
             pairs: usize,
         ) -> [[[f32; COLS]; TOKENS]; 2] {
+            panels.map(|p| block_sums(p, x, t0, pairs))
+        }
+
+        pub(crate) fn block_sums_4(
+            panels: [&[i16]; 4],
+            x: &Quantized,
+            t0: usize,
+            pairs: usize,
+        ) -> [[[f32; COLS]; TOKENS]; 4] {
             panels.map(|p| block_sums(p, x, t0, pairs))
         }
     };
@@ -316,6 +345,20 @@ mod kernel {
         if vnni() {
             // SAFETY: the processor has AVX-512F and VNNI, checked above.
             unsafe { vnni::block_sums_2(panels, x, t0, pairs) }
+        } else {
+            panels.map(|p| block_sums(p, x, t0, pairs))
+        }
+    }
+
+    pub(super) fn block_sums_4(
+        panels: [&[i16]; 4],
+        x: &Quantized,
+        t0: usize,
+        pairs: usize,
+    ) -> [[[f32; COLS]; TOKENS]; 4] {
+        if vnni() {
+            // SAFETY: the processor has AVX-512F and VNNI, checked above.
+            unsafe { vnni::block_sums_4(panels, x, t0, pairs) }
         } else {
             panels.map(|p| block_sums(p, x, t0, pairs))
         }
@@ -465,6 +508,68 @@ mod kernel {
             }
             out
         }
+
+        /// Four panels in two 512-bit registers: eight independent sums per input pair,
+        /// enough to hide the dot product's latency. Each panel's sums are its own, block by
+        /// block, so the floats are those of one panel at a time.
+        ///
+        /// # Safety
+        /// The processor must have AVX-512F and AVX-512 VNNI.
+        #[target_feature(enable = "avx512f,avx512vnni")]
+        pub(crate) unsafe fn block_sums_4(
+            panels: [&[i16]; 4],
+            x: &Quantized,
+            t0: usize,
+            pairs: usize,
+        ) -> [[[f32; COLS]; TOKENS]; 4] {
+            assert!(
+                panels.iter().all(|p| p.len() >= pairs * 2 * COLS)
+                    && x.pairs.len() >= (t0 + TOKENS) * pairs
+            );
+            let two = |a: &[i16], b: &[i16], j: usize| {
+                // SAFETY: within both panels, as asserted above.
+                unsafe {
+                    let lo = _mm256_loadu_si256(a.as_ptr().add(j * 2 * COLS) as *const __m256i);
+                    let hi = _mm256_loadu_si256(b.as_ptr().add(j * 2 * COLS) as *const __m256i);
+                    _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi)
+                }
+            };
+            let mut f = [[_mm512_setzero_ps(); TOKENS]; 2];
+            let mut j0 = 0;
+            while j0 < pairs {
+                let end = (j0 + BLOCK_PAIRS).min(pairs);
+                let mut acc = [[_mm512_setzero_si512(); TOKENS]; 2];
+                for j in j0..end {
+                    let w = [two(panels[0], panels[1], j), two(panels[2], panels[3], j)];
+                    let [lo, hi] = &mut acc;
+                    for (t, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                        // SAFETY: within the activations, as asserted above.
+                        let v = _mm512_set1_epi32(unsafe {
+                            *x.pairs.get_unchecked((t0 + t) * pairs + j)
+                        });
+                        *a = _mm512_dpwssd_epi32(*a, v, w[0]);
+                        *b = _mm512_dpwssd_epi32(*b, v, w[1]);
+                    }
+                }
+                for (fh, ah) in f.iter_mut().zip(acc) {
+                    for (fv, a) in fh.iter_mut().zip(ah) {
+                        *fv = _mm512_add_ps(*fv, _mm512_cvtepi32_ps(a));
+                    }
+                }
+                j0 = end;
+            }
+            let mut out = [[[0f32; COLS]; TOKENS]; 4];
+            for (h, fh) in f.iter().enumerate() {
+                for (t, v) in fh.iter().enumerate() {
+                    let mut row = [0f32; 2 * COLS];
+                    // SAFETY: the row holds sixteen floats.
+                    unsafe { _mm512_storeu_ps(row.as_mut_ptr(), *v) };
+                    out[2 * h][t].copy_from_slice(&row[..COLS]);
+                    out[2 * h + 1][t].copy_from_slice(&row[COLS..]);
+                }
+            }
+            out
+        }
     }
 }
 
@@ -600,6 +705,14 @@ mod tests {
             let [a, b] = unsafe { kernel::vnni::block_sums_2([&panel, &other], &q, 0, pairs) };
             same(a, reference);
             same(b, portable::block_sums(&other, &q, 0, pairs));
+        }
+        // Four panels together: each as alone.
+        let third: Vec<i16> = panel.iter().map(|w| w.saturating_neg()).collect();
+        let fourth: Vec<i16> = other.iter().map(|w| w / 3).collect();
+        let four = [&panel[..], &other[..], &third[..], &fourth[..]];
+        let sums = kernel::block_sums_4(four, &q, 0, pairs);
+        for (got, p) in sums.into_iter().zip(four) {
+            same(got, portable::block_sums(p, &q, 0, pairs));
         }
     }
 
