@@ -487,10 +487,10 @@ mod tests {
         serialize(p).unwrap()
     }
 
-    /// A word table of 100 rows of 64 values, row `r` all `r - 50`, scale 0.25 a row.
+    /// A word table of 400 rows of 64 values, row `r` all `r % 100 - 50`, scale 0.25 a row.
     fn table() -> words::WordTable {
-        let q: Vec<i8> = (0..100).flat_map(|r| [(r - 50) as i8; 64]).collect();
-        let w = quantize(&q, &[0.25; 100], 100, 64, false, 3, 32);
+        let q: Vec<i8> = (0..400).flat_map(|r| [(r % 100 - 50) as i8; 64]).collect();
+        let w = quantize(&q, &[0.25; 400], 400, 64, false, 3, 32);
         words::shard(&w, SPEC).unwrap()
     }
 
@@ -577,9 +577,9 @@ mod tests {
         let full = read_packed(&whole).unwrap().words;
         let (head, files) = split_packed(&whole).unwrap();
         assert!(head.len() + 1000 < whole.len(), "the rows left the pack");
-        assert_eq!(files.len(), 2, "100 rows in shards of 64");
+        assert_eq!(files.len(), 2, "400 rows in shards of 256");
         let mut words = read_packed(&head).unwrap().words;
-        let ids = [1u32, 70, 99];
+        let ids = [1u32, 270, 399];
         assert!(words
             .lookup(&ids)
             .unwrap_err()
@@ -601,10 +601,10 @@ mod tests {
         }
         let rows = words.lookup(&ids).unwrap();
         assert_eq!(rows, full.lookup(&ids).unwrap());
-        // Row 70 holds 20 x 0.25, within 3 bits' reach of its group's scale.
+        // Row 270 holds 20 x 0.25, within 3 bits' reach of its group's scale.
         assert!((rows[64] - 5.0).abs() < 0.5, "{}", rows[64]);
         assert!(words
-            .lookup(&[100])
+            .lookup(&[400])
             .unwrap_err()
             .to_string()
             .contains("outside"));
