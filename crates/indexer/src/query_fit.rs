@@ -268,11 +268,14 @@ fn solve(
     let used = diag.iter().filter(|&&d| d > 0.0).count().max(1);
     let lambda = ridge * diag.iter().sum::<f32>() / used as f32;
     // M·P = Xᵀ(X·P) + λP.
-    let apply = |p: &[f32]| -> Vec<f32> {
-        let mut xp = vec![0f32; use_.len() * rank];
+    // X·P is written into one buffer for the whole solve (a fresh one per step cost a
+    // twelve-megabyte clear and its page faults each time).
+    let mut xp = vec![0f32; use_.len() * rank];
+    let mut apply = |p: &[f32]| -> Vec<f32> {
         xp.par_chunks_mut(rank)
             .zip(use_.par_iter())
             .for_each(|(row, &i)| {
+                row.fill(0.0);
                 for &(t, w) in xs[i] {
                     for (a, b) in row.iter_mut().zip(&p[t * rank..(t + 1) * rank]) {
                         *a += w * b;
@@ -335,10 +338,17 @@ fn solve(
                 }
             })
             .collect();
-        for (i, (av, rv)) in a.iter_mut().zip(r.iter_mut()).enumerate() {
-            let k = i % rank;
-            *av += alpha[k] * p[i];
-            *rv -= alpha[k] * mp[i];
+        // Row by row, so each column's step is a lane (no index arithmetic per value).
+        for (((ar, rr_), pr), mr) in a
+            .chunks_exact_mut(rank)
+            .zip(r.chunks_exact_mut(rank))
+            .zip(p.chunks_exact(rank))
+            .zip(mp.chunks_exact(rank))
+        {
+            for k in 0..rank {
+                ar[k] += alpha[k] * pr[k];
+                rr_[k] -= alpha[k] * mr[k];
+            }
         }
         let rr_new = col_dot(&r, &r);
         let beta: Vec<f32> = (0..rank)
@@ -350,9 +360,10 @@ fn solve(
                 }
             })
             .collect();
-        for (i, pv) in p.iter_mut().enumerate() {
-            let k = i % rank;
-            *pv = r[i] + beta[k] * *pv;
+        for (pr, rr_) in p.chunks_exact_mut(rank).zip(r.chunks_exact(rank)) {
+            for ((pv, rv), b) in pr.iter_mut().zip(rr_).zip(&beta) {
+                *pv = rv + b * *pv;
+            }
         }
         rr = rr_new;
     }
