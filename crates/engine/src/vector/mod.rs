@@ -124,37 +124,31 @@ pub struct VectorHit {
 /// Dot product in eight independent sums, which the compiler turns into SIMD (one running sum
 /// cannot be reordered, so it would stay scalar): k-means spends its time here.
 pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for ((s, x), y) in acc.iter_mut().zip(x).zip(y) {
-            *s += x * y;
-        }
-    }
-    acc.iter().sum::<f32>() + tail
+    dot_lanes(a, b, |y| y)
 }
 
 /// [`dot_f32`] against int8 values: a query against stored vectors, centroids or a basis.
 /// The eight sums are the same IEEE arithmetic natively and in wasm, so every surface ranks
 /// alike; a query's vector search and a build's calibration spend their time here.
 pub(crate) fn dot_f32_i8(a: &[f32], b: &[i8]) -> f32 {
+    dot_lanes(a, b, f32::from)
+}
+
+/// The one order of a dot product's sums: value `i` goes to lane `i % 8` (the tail to its own
+/// sum), then the lanes are added in order and the tail last.
+#[inline(always)]
+fn dot_lanes<T: Copy>(a: &[f32], b: &[T], value: impl Fn(T) -> f32) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca
         .remainder()
         .iter()
         .zip(cb.remainder())
-        .map(|(x, &y)| x * y as f32)
+        .map(|(x, &y)| x * value(y))
         .sum();
     for (x, y) in ca.zip(cb) {
         for ((s, x), &y) in acc.iter_mut().zip(x).zip(y) {
-            *s += x * y as f32;
+            *s += x * value(y);
         }
     }
     acc.iter().sum::<f32>() + tail
