@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the demo site into OUT (default out/web): Lantern's docs (site/docs) as HTML pages with
 # the search widget, their bundle and the published model (`lantern site`), and the browser
-# runtime (web/build.sh: wasm modules, Leptos UI, widget, service worker) under lantern/.
+# runtime (web/build.sh: wasm modules, UI, widget, service worker) under lantern/.
 # Serve it with `lantern serve OUT`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

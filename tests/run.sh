@@ -98,7 +98,7 @@ else
   cargo test --release -p lantern-server --test html -- --ignored mkdocs
 fi
 
-# Browser: build the demo site (wasm runtime, Leptos UI, pages, bundle), then drive Debian's
+# Browser: build the demo site (wasm runtime, UI, pages, bundle), then drive Debian's
 # Chromium with playwright-core against it. Screenshots land in tests/browser/output/.
 stage "built HTML"
 bash site/build.sh out/web

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds everything a reader's browser runs into OUT (default out/web/lantern), the folder a
-# site publishes as /lantern/: the wasm runtime (web/runtime/build.sh), the Leptos UI (web/ui),
+# site publishes as /lantern/: the wasm runtime (web/runtime/build.sh), the UI (web/ui),
 # the widget and the service worker (web/widget), its cache version stamped as a hash of the
 # rest. `dist/package.sh` puts this folder inside the `lantern` binary; `site/build.sh` serves it
 # with the demo.

@@ -1,5 +1,5 @@
 // <lantern-search>: the one-tag search widget. Until the reader focuses it (or presses
-// Ctrl/Cmd-K or "/"), nothing but this file is downloaded. Then it loads the Leptos UI and the
+// Ctrl/Cmd-K or "/"), nothing but this file is downloaded. Then it loads the UI module and the
 // runtime, mounts the UI in a shadow root (no styles leak in or out) and opens.
 //
 //   <script type="module" src="/lantern/widget.js"></script>

@@ -1,14 +1,18 @@
 #![warn(missing_docs)]
-//! Lantern's reader UI, in Leptos: a keyboard-first search dialog (or a full search page) that
-//! shows keyword results as soon as the bundle is loaded and upgrades them to hybrid when the
-//! embedder is ready. It runs inside the widget's shadow root, so no style leaks either way.
+//! Lantern's reader UI: a keyboard-first search dialog (or a full search page) that shows
+//! keyword results as soon as the bundle is loaded and upgrades them to hybrid when meaning
+//! arrives. It runs inside the widget's shadow root, so no style leaks either way.
 //!
-//! `search` holds the root component, which provides the shared state (`ctx`) as context;
-//! `results` and `answer` are its children; `state` is the plain logic; `runtime` the bridge to
-//! lantern.js. Search, ranking and the answer protocol all live in `lantern-engine`.
+//! Plain Rust over web-sys, no UI framework: Leptos cost a reader about 100 KB gzip of the
+//! first download, a third of it, for a dialog of a dozen controls (#54). State flows one
+//! way: `ctx` holds it and changes it, then redraws the part that shows it: `search` the
+//! frame and the keyboard, `results` the list, `answer` the answer panel, all through `dom`.
+//! `state` is the plain logic; `runtime` the bridge to lantern.js. Search, ranking and the
+//! answer protocol all live in `lantern-engine`.
 
 mod answer;
 mod ctx;
+mod dom;
 mod labels;
 mod recent;
 mod results;
@@ -16,7 +20,6 @@ mod runtime;
 mod search;
 mod state;
 
-use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 
 use runtime::Bridge;
@@ -27,14 +30,14 @@ pub use lantern_search_wasm::SearchIndex;
 /// Handle returned to widget.js.
 #[wasm_bindgen]
 pub struct Ui {
-    open: RwSignal<bool>,
+    ctx: ctx::Ctx,
 }
 
 #[wasm_bindgen]
 impl Ui {
     /// Opens the dialog.
     pub fn open(&self) {
-        self.open.set(true);
+        self.ctx.set_open(true);
     }
 }
 
@@ -42,11 +45,7 @@ impl Ui {
 /// inline as a search page instead of a dialog; `query` pre-fills the box.
 #[wasm_bindgen]
 pub fn mount(host: web_sys::HtmlElement, bridge: Bridge, page: bool, query: String) -> Ui {
-    let open = RwSignal::new(page);
-    let bridge = StoredValue::new_local(bridge);
-    let handle = leptos::mount::mount_to(host, move || {
-        view! { <search::Search open=open bridge=bridge page=page initial=query.clone() /> }
-    });
-    handle.forget();
-    Ui { open }
+    Ui {
+        ctx: search::mount(&host, bridge, page, query),
+    }
 }

@@ -1,187 +1,177 @@
 //! The results list: recent searches for an empty box, then hits grouped by page, each with its
-//! breadcrumb, highlighted excerpt and, on demand, why it ranked where it did.
+//! breadcrumb, highlighted excerpt and, on demand, why it ranked where it did; and what a
+//! screen reader hears when they change.
 
-use leptos::prelude::*;
+use web_sys::Element;
 
 use lantern_engine::{highlight_segments, Hit, Mode, Results};
 
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, State};
+use crate::dom::{self, el, Build};
 use crate::labels::{fill, Labels};
-use crate::state::hit_link;
+use crate::state::{fixed, hit_link};
 
-/// What goes under the search box.
-#[component]
-pub fn ResultsBody() -> impl IntoView {
-    let ctx = expect_context::<Ctx>();
-    move || {
-        if ctx.query.get().trim().is_empty() {
-            return recent_list(ctx).into_any();
+impl Ctx {
+    /// Redraws what goes under the search box, and the announcement.
+    pub fn show_results(&self) {
+        let body = &self.view().body;
+        dom::clear(body);
+        {
+            let s = self.state();
+            let l = self.labels();
+            for node in body_nodes(&s, l) {
+                let _ = body.append_child(&node);
+            }
+            dom::set_text(&self.view().announce, &announcement(&s, l));
         }
-        let Some(r) = ctx.results.get() else {
-            return view! { <p class="hint">{ctx.labels.searching}</p> }.into_any();
-        };
-        if r.hits.is_empty() {
-            return view! { <p class="empty">{ctx.labels.empty}</p> }.into_any();
-        }
-        let mode = mode_used(&r, ctx.labels);
-        let mut index = 0usize;
-        let groups = r
-            .pages
-            .into_iter()
-            .map(|g| {
-                let hits = g
-                    .hits
-                    .into_iter()
-                    .map(|h| {
-                        let i = index;
-                        index += 1;
-                        view! { <ResultOption hit=h index=i /> }
-                    })
-                    .collect_view();
-                let more = (g.more > 0).then(|| {
-                    let label = match g.more {
-                        1 => ctx.labels.more_one.to_string(),
-                        n => fill(ctx.labels.more_many, &[("n", &n.to_string())]),
-                    };
-                    // An option of the list (a listbox holds nothing else), reached by
-                    // pointer or a screen reader's browse mode; arrows step through sections.
-                    view! {
-                        <a
-                            role="option"
-                            class="more"
-                            aria-selected="false"
-                            tabindex="-1"
-                            href=safe_href(&g.url)
-                        >
-                            {label}
-                        </a>
-                    }
-                });
-                let title = g.title.clone();
-                view! {
-                    <div class="group" role="group" aria-label=title>
-                        <div class="page-title" aria-hidden="true">{g.title}</div>
-                        <ul role="none">{hits}</ul>
-                        {more}
-                    </div>
-                }
-            })
-            .collect_view();
-        view! {
-            {r.no_good_match
-                .then(|| {
-                    view! {
-                        <p class="no-match">{ctx.labels.no_good_match}</p>
-                    }
-                })}
-            <p class="mode-used">{mode}</p>
-            <div id="lantern-listbox" role="listbox" aria-label=ctx.labels.list class="results">
-                {groups}
-            </div>
-        }
-        .into_any()
+        self.show_active();
     }
 }
 
-fn recent_list(ctx: Ctx) -> impl IntoView {
-    let list = ctx.recents.get();
-    if list.is_empty() {
-        return view! { <p class="hint">{ctx.labels.hint}</p> }.into_any();
+fn body_nodes(s: &State, l: &Labels) -> Vec<Element> {
+    if s.query.trim().is_empty() {
+        return vec![recent_list(&s.recents, l)];
     }
-    view! {
-        <div class="recent">
-            <p class="label">{ctx.labels.recent}</p>
-            {list
-                .into_iter()
-                .map(|s| {
-                    let q = s.clone();
-                    view! {
-                        <button
-                            type="button"
-                            class="recent-item"
-                            on:click=move |_| {
-                                ctx.query.set(q.clone());
-                                ctx.run();
-                            }
-                        >
-                            {s}
-                        </button>
-                    }
-                })
-                .collect_view()}
-        </div>
+    let Some(r) = &s.results else {
+        return vec![el("p").attr("class", "hint").text(l.searching)];
+    };
+    if r.hits.is_empty() {
+        return vec![el("p").attr("class", "empty").text(l.empty)];
     }
-    .into_any()
+    let mut out = Vec::new();
+    if r.no_good_match {
+        out.push(el("p").attr("class", "no-match").text(l.no_good_match));
+    }
+    out.push(el("p").attr("class", "mode-used").text(mode_used(r, l)));
+    let list = el("div")
+        .attr("id", "lantern-listbox")
+        .attr("role", "listbox")
+        .attr("aria-label", l.list)
+        .attr("class", "results");
+    let mut index = 0usize;
+    for g in &r.pages {
+        let rows = el("ul").attr("role", "none");
+        for h in &g.hits {
+            let _ = rows.append_child(&row(h, index, s, l));
+            index += 1;
+        }
+        let group = el("div")
+            .attr("class", "group")
+            .attr("role", "group")
+            .attr("aria-label", &g.title)
+            .child(
+                &el("div")
+                    .attr("class", "page-title")
+                    .attr("aria-hidden", "true")
+                    .text(&g.title),
+            )
+            .child(&rows);
+        if g.more > 0 {
+            let label = match g.more {
+                1 => l.more_one.to_string(),
+                n => fill(l.more_many, &[("n", &n.to_string())]),
+            };
+            // An option of the list (a listbox holds nothing else), reached by pointer or a
+            // screen reader's browse mode; arrows step through sections.
+            let _ = group.append_child(
+                &el("a")
+                    .attr("role", "option")
+                    .attr("class", "more")
+                    .attr("aria-selected", "false")
+                    .attr("tabindex", "-1")
+                    .attr("href", &safe_href(&g.url))
+                    .text(&label),
+            );
+        }
+        let _ = list.append_child(&group);
+    }
+    out.push(list);
+    out
+}
+
+fn recent_list(recents: &[String], l: &Labels) -> Element {
+    if recents.is_empty() {
+        return el("p").attr("class", "hint").text(l.hint);
+    }
+    let list = el("div")
+        .attr("class", "recent")
+        .child(&el("p").attr("class", "label").text(l.recent));
+    for q in recents {
+        let _ = list.append_child(
+            &el("button")
+                .attr("type", "button")
+                .attr("class", "recent-item")
+                .attr("data-act", "recent")
+                .text(q),
+        );
+    }
+    list
 }
 
 /// One result row: a link to the section, its breadcrumb, the highlighted excerpt (text nodes,
-/// never markup) and a "why?" toggle.
-#[component]
-fn ResultOption(hit: Hit, index: usize) -> impl IntoView {
-    let ctx = expect_context::<Ctx>();
-    let chunk = hit.chunk;
-    let url = hit_link(&hit, &ctx.query.get_untracked());
-    let parts = highlight_segments(&hit.excerpt, &hit.highlights)
-        .into_iter()
-        .map(|(text, hl)| {
-            if hl {
-                view! { <mark>{text}</mark> }.into_any()
-            } else {
-                text.into_any()
-            }
-        })
-        .collect_view();
-    let explain = format!(
-        "keyword: {} · semantic: {} · fused score {:.4}",
-        hit.keyword
-            .map(|s| format!("#{} (BM25 {:.2})", s.rank, s.score))
-            .unwrap_or_else(|| "no match".into()),
-        hit.vector
-            .map(|s| format!("#{} (cosine {:.3})", s.rank, s.score))
-            .unwrap_or_else(|| "not in top 50".into()),
-        hit.score
-    );
-    let open = move || ctx.why.get() == Some(chunk);
-    // The option is the link itself: an option may hold no other control (axe-core's
-    // nested-interactive), so "why?" sits beside it, a pointer's aid hidden from screen
-    // readers, as the explanation is only a ranking detail.
-    view! {
-        <li role="none" class="hit-row" on:mousemove=move |_| ctx.active.set(index)>
-            <a
-                role="option"
-                id=format!("lantern-opt-{index}")
-                class="hit"
-                tabindex="-1"
-                aria-selected=move || (ctx.active.get() == index).to_string()
-                href=safe_href(&url)
-                on:click=move |ev| {
-                    ev.prevent_default();
-                    ctx.go(&url);
-                }
-            >
-                <span class="crumb">{hit.breadcrumb}</span>
-                <span class="excerpt">{parts}</span>
-            </a>
-            <span
-                class="why"
-                aria-hidden="true"
-                on:click=move |_| ctx.why.update(|w| *w = if *w == Some(chunk) { None } else { Some(chunk) })
-            >
-                {ctx.labels.why}
-            </span>
-            {move || open().then(|| view! { <p class="explain">{explain.clone()}</p> })}
-        </li>
+/// never markup) and a "why?" toggle. The option is the link itself: an option may hold no
+/// other control (axe-core's nested-interactive), so "why?" sits beside it, a pointer's aid
+/// hidden from screen readers, as the explanation is only a ranking detail.
+fn row(hit: &Hit, index: usize, s: &State, l: &Labels) -> Element {
+    let i = index.to_string();
+    let excerpt = el("span").attr("class", "excerpt");
+    for (text, hl) in highlight_segments(&hit.excerpt, &hit.highlights) {
+        if hl {
+            let _ = excerpt.append_child(&el("mark").text(&text));
+        } else {
+            let _ = excerpt.append_child(&dom::text(&text));
+        }
     }
+    let link = el("a")
+        .attr("role", "option")
+        .attr("id", &format!("lantern-opt-{index}"))
+        .attr("class", "hit")
+        .attr("tabindex", "-1")
+        .attr("aria-selected", "false")
+        .attr("href", &safe_href(&hit_link(hit, &s.query)))
+        .attr("data-act", "hit")
+        .attr("data-i", &i)
+        .child(&el("span").attr("class", "crumb").text(&hit.breadcrumb))
+        .child(&excerpt);
+    let li = el("li")
+        .attr("role", "none")
+        .attr("class", "hit-row")
+        .attr("data-i", &i)
+        .child(&link)
+        .child(
+            &el("span")
+                .attr("class", "why")
+                .attr("aria-hidden", "true")
+                .attr("data-act", "why")
+                .attr("data-chunk", &hit.chunk.to_string())
+                .text(l.why),
+        );
+    if s.why == Some(hit.chunk) {
+        let _ = li.append_child(&el("p").attr("class", "explain").text(&explain(hit)));
+    }
+    li
 }
 
-/// What a screen reader hears when results change, from a live region that stays in place
-/// (one inserted with its text is not reliably read): the count, or "no good match".
-pub fn announcement(ctx: Ctx) -> String {
-    let l = ctx.labels;
-    if ctx.query.get().trim().is_empty() {
+/// Why a hit ranked where it did.
+fn explain(hit: &Hit) -> String {
+    format!(
+        "keyword: {} · semantic: {} · fused score {}",
+        hit.keyword
+            .map(|s| format!("#{} (BM25 {})", s.rank, fixed(s.score as f64, 2)))
+            .unwrap_or_else(|| "no match".into()),
+        hit.vector
+            .map(|s| format!("#{} (cosine {})", s.rank, fixed(s.score as f64, 3)))
+            .unwrap_or_else(|| "not in top 50".into()),
+        fixed(hit.score as f64, 4)
+    )
+}
+
+/// What a screen reader hears when results change: the count, or "no good match".
+fn announcement(s: &State, l: &Labels) -> String {
+    if s.query.trim().is_empty() {
         return String::new();
     }
-    match ctx.results.get() {
+    match &s.results {
         None => String::new(),
         Some(r) if r.hits.is_empty() => l.none.into(),
         Some(r) if r.no_good_match => l.weak.into(),
@@ -197,8 +187,8 @@ pub fn announcement(ctx: Ctx) -> String {
 }
 
 /// Which evidence ranked the results, in words.
-fn mode_used(r: &Results, l: &Labels) -> String {
-    let used = if r.approximate {
+fn mode_used(r: &Results, l: &Labels) -> &'static str {
+    if r.approximate {
         l.used_quick
     } else {
         match r.mode {
@@ -206,8 +196,7 @@ fn mode_used(r: &Results, l: &Labels) -> String {
             Mode::Keyword => l.used_keyword,
             Mode::Vector => l.used_semantic,
         }
-    };
-    used.into()
+    }
 }
 
 /// A link's `href`: the URL when a reader may follow it (`lantern_engine::is_safe_link`), else

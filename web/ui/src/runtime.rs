@@ -5,7 +5,7 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use lantern_engine::{AskOutcome, Facet, Filter, Mode, Results};
+use lantern_engine::{Abstention, AskOutcome, Facet, Filter, Mode, Passage, Results};
 
 /// Asks for a cited answer; `on_text` receives the answer so far while it streams.
 pub async fn ask(
@@ -19,7 +19,55 @@ pub async fn ask(
     });
     let p = bridge.ask_js(runtime, question, &cb.into_js_value());
     let v = JsFuture::from(p).await.map_err(message)?;
-    serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())
+    outcome_of(&v).ok_or_else(|| "the answer module returned no outcome this UI can read".into())
+}
+
+/// The answer module's outcome (`AskOutcome` as JSON-compatible JS, see lantern.js `ask`),
+/// read field by field: serde's reader for it and its parts cost every reader's first
+/// download about 13 KB for a panel most never open.
+fn outcome_of(v: &JsValue) -> Option<AskOutcome> {
+    let passages = list(&field(v, "passages"))?
+        .iter()
+        .map(|p| {
+            Some(Passage {
+                n: field(&p, "n").as_f64()? as u32,
+                chunk: field(&p, "chunk").as_f64()? as u32,
+                url: field(&p, "url").as_string()?,
+                breadcrumb: field(&p, "breadcrumb").as_string()?,
+                text: field(&p, "text").as_string()?,
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    match field(v, "status").as_string()?.as_str() {
+        "answered" => Some(AskOutcome::Answered {
+            text: field(v, "text").as_string()?,
+            cited: list(&field(v, "cited"))?
+                .iter()
+                .map(|n| n.as_f64().map(|n| n as u32))
+                .collect::<Option<_>>()?,
+            passages,
+        }),
+        "abstained" => Some(AskOutcome::Abstained {
+            reason: match field(v, "reason").as_string()?.as_str() {
+                "no_good_match" => Abstention::NoGoodMatch,
+                "not_in_context" => Abstention::NotInContext,
+                "unverifiable_citations" => Abstention::UnverifiableCitations,
+                _ => return None,
+            },
+            passages,
+            model_calls: field(v, "modelCalls").as_f64()? as u32,
+        }),
+        _ => None,
+    }
+}
+
+/// An array, or nothing (`Array.from` would throw on a non-iterable).
+fn list(v: &JsValue) -> Option<js_sys::Array> {
+    v.dyn_ref::<js_sys::Array>().cloned()
+}
+
+fn field(v: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(v, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
 #[wasm_bindgen]
@@ -74,7 +122,23 @@ async fn resolves_true(p: Promise) -> bool {
 
 /// The site's filters (none for most sites).
 pub fn facets(runtime: &Runtime) -> Vec<Facet> {
-    serde_wasm_bindgen::from_value(runtime.facets_js()).unwrap_or_default()
+    // `[{ key, values: [[value, pages], ...] }]`, read field by field (see `outcome_of`).
+    let read = |f: JsValue| {
+        let values = list(&field(&f, "values"))?
+            .iter()
+            .map(|pair| {
+                let pair = list(&pair)?;
+                Some((pair.get(0).as_string()?, pair.get(1).as_f64()? as u32))
+            })
+            .collect::<Option<_>>()?;
+        Some(Facet {
+            key: field(&f, "key").as_string()?,
+            values,
+        })
+    };
+    list(&runtime.facets_js())
+        .and_then(|all| all.iter().map(read).collect::<Option<_>>())
+        .unwrap_or_default()
 }
 
 /// Progress of a download, in bytes.

@@ -1,5 +1,5 @@
 //! The UI's plain state: what is loaded, what the status line says, which option is active.
-//! No Leptos in here, so the logic reads (and tests) like ordinary Rust.
+//! No DOM in here, so the logic reads (and tests) like ordinary Rust.
 
 use lantern_engine::{highlight_segments, AskOutcome, Hit, Mode, Results};
 
@@ -206,10 +206,28 @@ fn encode_component(s: &str) -> String {
 
 fn mb(bytes: f64) -> String {
     if bytes >= 1_048_576.0 {
-        format!("{:.1} MB", bytes / 1_048_576.0)
+        format!("{} MB", fixed(bytes / 1_048_576.0, 1))
     } else {
-        format!("{:.0} KB", bytes / 1024.0)
+        format!("{} KB", fixed(bytes / 1024.0, 0))
     }
+}
+
+/// `x` with `decimals` digits after the point, rounded half away from zero. The UI's only
+/// way of writing a float: core's float formatting is 17 KB of the module a reader downloads
+/// first, for a status line and a "why?" note.
+pub fn fixed(x: f64, decimals: u32) -> String {
+    let decimals = decimals.min(9);
+    let scale = 10u64.pow(decimals);
+    let scaled = (x.abs() * scale as f64).round();
+    let v = if scaled.is_finite() { scaled as u64 } else { 0 };
+    let sign = if x < 0.0 && v > 0 { "-" } else { "" };
+    let whole = v / scale;
+    if decimals == 0 {
+        return format!("{sign}{whole}");
+    }
+    let frac = (v % scale).to_string();
+    let pad = "0".repeat(decimals as usize - frac.len());
+    format!("{sign}{whole}.{pad}{frac}")
 }
 
 #[cfg(test)]
@@ -271,6 +289,19 @@ mod tests {
         // Choosing meaning asks for it; choosing keywords never does.
         assert!(needs_model(&r(false, true), Mode::Vector));
         assert!(!needs_model(&r(true, false), Mode::Keyword));
+    }
+
+    #[test]
+    fn floats_are_written_without_core_float_formatting() {
+        assert_eq!(fixed(2.0, 1), "2.0");
+        assert_eq!(fixed(0.12345, 4), "0.1235");
+        assert_eq!(fixed(0.05, 3), "0.050");
+        assert_eq!(fixed(12.5, 2), "12.50");
+        assert_eq!(fixed(511.6, 0), "512");
+        assert_eq!(fixed(-1.25, 1), "-1.3");
+        assert_eq!(fixed(-0.0001, 2), "0.00");
+        assert_eq!(fixed(f64::NAN, 2), "0.00");
+        assert_eq!(fixed(0.999, 2), "1.00");
     }
 
     #[test]
