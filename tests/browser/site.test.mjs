@@ -192,6 +192,47 @@ test('keyboard: arrows move, Enter opens the section, Esc closes', async () => {
   }
 });
 
+test('pointer: the mode switch, "why?", hover, a click that opens a section and remembers the query, the recent list, the close button', async () => {
+  const server = await serve(siteCopy());
+  const ctx = await chrome.newContext();
+  const page = await ctx.newPage();
+  const mode = (name) => shadow(page, 'button.mode').filter({ hasText: name });
+  try {
+    await page.goto(server.url + 'index.html');
+    await openAndType(page, 'reciprocal rank fusion');
+    await shadow(page, '.mode-used').filter({ hasText: /^keyword results$/ }).waitFor({ timeout: 30_000 });
+    await mode('Keyword').click();
+    assert.equal(await mode('Keyword').getAttribute('aria-checked'), 'true');
+    assert.equal(await mode('Hybrid').getAttribute('aria-checked'), 'false');
+    // "why?" shows its row's ranking detail, and hides it again.
+    const row = shadow(page, '.hit-row').first();
+    await row.locator('.why').click();
+    assert.match(await row.locator('.explain').textContent(),
+      /^keyword: #\d+ \(BM25 \d+\.\d\d\) · semantic: not in top 50 · fused score \d+\.\d{4}$/);
+    await row.locator('.why').click();
+    assert.equal(await row.locator('.explain').count(), 0);
+    // The row under the pointer is the active option.
+    await shadow(page, 'a.hit').nth(1).hover();
+    assert.equal(await shadow(page, 'input').getAttribute('aria-activedescendant'), 'lantern-opt-1');
+    assert.equal(await shadow(page, '#lantern-opt-1').getAttribute('aria-selected'), 'true');
+    assert.equal(await shadow(page, '#lantern-opt-0').getAttribute('aria-selected'), 'false');
+    // A click opens the section; the query is remembered and reruns from the recent list.
+    const href = await shadow(page, 'a.hit').first().getAttribute('href');
+    await Promise.all([page.waitForURL((u) => u.href.endsWith(href)), shadow(page, 'a.hit').first().click()]);
+    await page.goto(server.url + 'index.html');
+    await page.keyboard.press('/');
+    const recent = shadow(page, 'button.recent-item').filter({ hasText: 'reciprocal rank fusion' });
+    await recent.click({ timeout: 10_000 });
+    assert.equal(await shadow(page, 'input').inputValue(), 'reciprocal rank fusion');
+    await shadow(page, 'a.hit').first().waitFor({ timeout: 30_000 });
+    await shadow(page, 'button.close').click();
+    await shadow(page, '.overlay').waitFor({ state: 'hidden' });
+  } finally {
+    await ctx.close();
+    server.stop();
+  }
+});
+
 test('no good match is said plainly, with the closest sources', async () => {
   const server = await serve(siteCopy());
   const ctx = await chrome.newContext();
