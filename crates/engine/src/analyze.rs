@@ -371,6 +371,23 @@ fn split_identifier(start: usize, word: &str) -> Vec<(usize, &str)> {
     out
 }
 
+/// The next finer parts of an identifier, as [`split_identifier`] indexes them: at dots and
+/// apostrophes, else at `_`, else at case changes (`status.HTTP_201_CREATED` -> `status`,
+/// `HTTP_201_CREATED`; that -> `HTTP`, `201`, `CREATED`). None for a plain word.
+pub(crate) fn identifier_parts(word: &str) -> Vec<&str> {
+    for parts in [
+        segments(word, |c| matches!(c, '.' | '\'' | '\u{2019}')),
+        segments(word, |c| c == '_'),
+        case_parts(word),
+    ] {
+        let plain = parts.len() == 1 && parts[0].1.len() == word.len();
+        if !parts.is_empty() && !plain {
+            return parts.into_iter().map(|(_, p)| p).collect();
+        }
+    }
+    Vec::new()
+}
+
 /// The pieces of `word` between separators, each with its offset, if it holds a letter or digit.
 fn segments(word: &str, is_sep: impl Fn(char) -> bool) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
@@ -483,6 +500,27 @@ mod tests {
         }
         // "by" is a stop word even as a part.
         assert!(!terms.contains(&"by".to_string()));
+    }
+
+    #[test]
+    fn identifier_parts_go_one_level_finer() {
+        assert_eq!(
+            identifier_parts("status.HTTP_201_CREATED"),
+            ["status", "HTTP_201_CREATED"]
+        );
+        assert_eq!(
+            identifier_parts("HTTP_201_CREATED"),
+            ["HTTP", "201", "CREATED"]
+        );
+        assert_eq!(
+            identifier_parts("getElementById"),
+            ["get", "Element", "By", "Id"]
+        );
+        assert_eq!(identifier_parts("editor's"), ["editor", "s"]);
+        assert_eq!(identifier_parts("_private"), ["private"]);
+        assert!(identifier_parts("plain").is_empty());
+        assert!(identifier_parts("HTTP").is_empty());
+        assert!(identifier_parts("201").is_empty());
     }
 
     #[test]

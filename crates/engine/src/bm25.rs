@@ -391,6 +391,14 @@ impl LexicalIndex {
         Some(self.blocks[b].1 as usize + i)
     }
 
+    /// Whether `term` is known not to be a term: its block is loaded and lacks it. While the
+    /// block is not loaded the answer is no, and the block is wanted.
+    pub fn lacks(&self, term: &str, want: &Want) -> bool {
+        let b = self.block_of_key(term);
+        self.shard(b, want)
+            .is_some_and(|s| s.terms.binary_search_by(|t| t.as_str().cmp(term)).is_err())
+    }
+
     /// The blocks a prefix's keys can fall in: where it would sort, and the following ones
     /// while their first key still has the prefix (at most `MAX_PREFIX_BLOCKS`).
     fn prefix_blocks(&self, prefix: &str) -> std::ops::Range<usize> {

@@ -1,9 +1,9 @@
 //! Keyword retrieval: BM25 over the query's words with quoted phrases, a prefix for the word
 //! being typed, and one-edit typo tolerance for longer words.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
-use crate::analyze::{fold, surface_words};
+use crate::analyze::{fold, identifier_parts, surface_words};
 use crate::analyze::{Analyzer, Lang};
 use crate::bm25::top_k;
 use crate::bundle::Bundle;
@@ -213,15 +213,24 @@ impl Keywords<'_> {
         let mut missing = 0usize;
         let mut seen = std::collections::HashSet::new();
         let units = self.analyzer.query_units(&query.words);
-        for (i, word) in units.iter().enumerate() {
+        // The words still to look up, in order, each with whether the reader is still typing it.
+        let mut queue: VecDeque<(String, bool)> = units
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let typing = query.last_is_prefix
+                    && i + 1 == units.len()
+                    && !w.chars().any(crate::analyze::is_cjk);
+                (w.clone(), typing)
+            })
+            .collect();
+        while let Some((word, typing)) = queue.pop_front() {
+            let word = word.as_str();
             // A word may mean a different term in each of the bundle's languages.
             let alts = self.analyzer.alternatives(word, self.langs);
             if alts.is_empty() {
                 continue;
             }
-            let typing = query.last_is_prefix
-                && i + 1 == units.len()
-                && !word.chars().any(crate::analyze::is_cjk);
             // Repeated words count once; only the first MAX_QUERY_TERMS distinct ones count.
             if (!seen.insert(alts.join("\u{1}")) && !typing) || seen.len() > MAX_QUERY_TERMS {
                 continue;
@@ -261,6 +270,17 @@ impl Keywords<'_> {
                         .take(MAX_PREFIX_TERMS)
                         .map(|id| (id, PREFIX_WEIGHT)),
                 );
+            }
+            // An identifier the docs never write whole stands for its parts, which the index
+            // holds for every identifier it has: `status.HTTP_201_CREATED`, shown only in code
+            // the docs import, still finds the page on `status` and `created`.
+            let parts = identifier_parts(word);
+            if ids.is_empty() && !parts.is_empty() && alts.iter().all(|t| lex.lacks(t, want)) {
+                let last = parts.len() - 1;
+                for (k, p) in parts.into_iter().enumerate().rev() {
+                    queue.push_front((p.to_string(), typing && k == last));
+                }
+                continue;
             }
             if ids.is_empty() && word.chars().count() >= 5 {
                 let mut typos: Vec<usize> =

@@ -369,6 +369,39 @@ mod tests {
     }
 
     #[test]
+    fn an_identifier_the_docs_never_write_whole_finds_its_parts_split_or_whole() {
+        use crate::results::Mode;
+        use crate::search::Engine;
+        let mut w = BundleWriter::new(ModelInfo::new("toy", "abc", 2, 16), 0.3);
+        for p in 0..400u32 {
+            let page = w.add_page(&format!("/{p}.html"), "P", "p.md", Lang::English);
+            w.add_chunk(page, vec![], "", &format!("word{p} filler{p} text"));
+        }
+        let codes = w.add_page("/codes.html", "Codes", "c.md", Lang::English);
+        w.add_chunk(codes, vec![], "", "the status code of a created item");
+        let named = w.add_page("/named.html", "Named", "n.md", Lang::English);
+        w.add_chunk(named, vec![], "", "return status.HTTP_404_NOT_FOUND here");
+        let whole = w.finish(vec![vec![0.6, 0.8]; 402]).unwrap();
+        let split = whole.to_split().unwrap();
+        let whole = Engine::new(whole);
+        let urls = |r: &crate::results::Results| -> Vec<String> {
+            r.pages.iter().map(|p| p.url.clone()).collect()
+        };
+        // Written whole nowhere: its parts (`status`, `created`) find the page.
+        let q = "status.HTTP_201_CREATED ";
+        let expect = whole.search(q, None, Mode::Keyword, 10);
+        assert_eq!(urls(&expect)[0], "/codes.html");
+        let mut partial = Engine::new(Bundle::from_bytes(&split.meta).unwrap());
+        assert_eq!(
+            urls(&fetching(&mut partial, &split, q, None, Mode::Keyword)),
+            urls(&expect)
+        );
+        // Written whole: the name alone, not its parts.
+        let named = whole.search("status.HTTP_404_NOT_FOUND ", None, Mode::Keyword, 10);
+        assert_eq!(urls(&named), ["/named.html"]);
+    }
+
+    #[test]
     fn a_partitioned_split_bundle_searches_shard_by_shard_as_the_whole() {
         use crate::results::Mode;
         use crate::search::Engine;
