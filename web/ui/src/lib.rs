@@ -3,7 +3,7 @@
 //! keyword results as soon as the bundle is loaded and upgrades them to hybrid when meaning
 //! arrives. It runs inside the widget's shadow root, so no style leaks either way.
 //!
-//! Plain Rust over web-sys, no UI framework: Leptos cost a reader about 100 KB gzip of the
+//! Plain Rust over web-sys, no UI framework: Leptos cost a reader 77 KB gzip of the
 //! first download, a third of it, for a dialog of a dozen controls (#54). State flows one
 //! way: `ctx` holds it and changes it, then redraws the part that shows it: `search` the
 //! frame and the keyboard, `results` the list, `answer` the answer panel, all through `dom`.
