@@ -12,7 +12,7 @@ use crate::ctx::Ctx;
 use crate::dom::{self, el, flag, Build};
 use crate::labels::{fill, Labels};
 use crate::runtime::Bridge;
-use crate::state::{flat_hits, hit_link, step, Answer};
+use crate::state::{hit_link, shown_hits, step, Answer};
 
 /// The modes in the switch's order.
 const MODES: [Mode; 3] = [Mode::Hybrid, Mode::Keyword, Mode::Vector];
@@ -239,9 +239,10 @@ fn index(e: &Element) -> Option<usize> {
 fn open_hit(ctx: &Ctx, i: usize) {
     let link = {
         let s = ctx.state();
-        flat_hits(s.results.clone())
-            .get(i)
-            .map(|h| hit_link(h, &s.query))
+        let link = shown_hits(s.results.as_ref())
+            .nth(i)
+            .map(|h| hit_link(h, &s.query));
+        link
     };
     if let Some(link) = link {
         ctx.go(&link);
@@ -255,14 +256,14 @@ fn on_key(ctx: &Ctx, ev: &KeyboardEvent) {
             ev.prevent_default();
             let (active, len) = {
                 let s = ctx.state();
-                (s.active, flat_hits(s.results.clone()).len())
+                (s.active, shown_hits(s.results.as_ref()).count())
             };
             ctx.set_active(step(active, len, k == "ArrowDown"));
         }
         "Enter" => {
             let (i, len) = {
                 let s = ctx.state();
-                (s.active, flat_hits(s.results.clone()).len())
+                (s.active, shown_hits(s.results.as_ref()).count())
             };
             if i < len {
                 ev.prevent_default();
@@ -392,7 +393,7 @@ impl Ctx {
     pub fn show_active(&self) {
         let s = self.state();
         let v = self.view();
-        let count = flat_hits(s.results.clone()).len();
+        let count = shown_hits(s.results.as_ref()).count();
         if let Ok(rows) = v.body.query_selector_all("a.hit") {
             for i in 0..rows.length() {
                 if let Some(a) = rows.item(i).and_then(|n| n.dyn_into::<Element>().ok()) {

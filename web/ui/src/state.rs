@@ -126,6 +126,13 @@ pub fn flat_hits(results: Option<Results>) -> Vec<Hit> {
         .unwrap_or_default()
 }
 
+/// The same, borrowed: what a keystroke or a pointer move needs without copying the results.
+pub fn shown_hits(results: Option<&Results>) -> impl Iterator<Item = &Hit> {
+    results
+        .into_iter()
+        .flat_map(|r| r.pages.iter().flat_map(|g| g.hits.iter()))
+}
+
 /// The active option once `new` results replace `old`: the same section if it is still
 /// listed (results upgrading under the reader's arrow keys must not change what Enter opens),
 /// else the same position, within range.
