@@ -286,7 +286,7 @@ fn term_with(word: &str, lang: Lang, stemmer: Option<&Stemmer>) -> Option<String
     if is_cjk_word(word) {
         return Some(word.to_string());
     }
-    let lower = word.to_lowercase();
+    let lower = crate::case::lowercase(word);
     if lang == Lang::English && STOP_WORDS.binary_search(&lower.as_str()).is_ok() {
         return None;
     }

@@ -93,7 +93,7 @@ pub fn fold(word: &str) -> String {
         return word.to_ascii_lowercase();
     }
     let table = table();
-    let lower = word.to_lowercase();
+    let lower = crate::case::lowercase(word);
     let mut out = String::with_capacity(lower.len());
     for c in lower.chars() {
         push_folded(table, c, &mut out);

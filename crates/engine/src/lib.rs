@@ -14,6 +14,7 @@ mod analyze;
 pub mod answer;
 mod bm25;
 mod bundle;
+mod case;
 mod checksum;
 mod content_address;
 mod error;
@@ -45,6 +46,7 @@ pub use bundle::{
     split_dir, Bundle, Chunk, Header, ModelInfo, Page, PartSizes, Split, FORMAT_VERSION,
     SPLIT_DIR_SUFFIX, SPLIT_META,
 };
+pub use case::lowercase;
 pub use content_address::{hashed_name, is_content_addressed};
 pub use error::{Error, Result};
 pub use excerpt::highlight_segments;
