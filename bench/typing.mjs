@@ -35,15 +35,6 @@ const pagefindPage = `<!doctype html><html><head><meta charset="utf-8"><title>Pa
 <body><div id="search"></div>
 <script>window.addEventListener('DOMContentLoaded', () => new PagefindUI({ element: '#search' }));</script></body></html>`;
 
-// The links of the first five results in each UI, read from the page.
-const shownLinks = {
-  lantern: () => [...(document.querySelector('lantern-search')?.shadowRoot?.querySelectorAll('a.hit') ?? [])]
-    .map((a) => a.getAttribute('href')),
-  pagefind: () => [...document.querySelectorAll('.pagefind-ui__result-link')].map((a) => a.getAttribute('href')),
-};
-// Pages, in order, of the first results shown (sections of one page count once).
-const firstPages = (links) => [...new Set(links.map((h) => h.replace(/#.*$/, '')))].slice(0, 5);
-
 async function typed(chrome, server, system, query, expected) {
   const ctx = await chrome.newContext();
   const page = await ctx.newPage();
@@ -58,15 +49,20 @@ async function typed(chrome, server, system, query, expected) {
   const t0 = Date.now();
   await page.keyboard.type(query, { delay: KEY_MS });
   const typedMs = Date.now() - t0;
-  // Until the expected page is among the first five results, or 5 s after the last key.
-  let found = false;
-  for (let i = 0; i < 100; i++) {
-    const pages = firstPages(await page.evaluate(shownLinks[system === 'pagefind' ? system : 'lantern']));
-    if (pages.some((h) => expected.test(h))) { found = true; break; }
-    await page.waitForTimeout(50);
-  }
-  const ms = Date.now() - t0;
-  const atResult = server.peek();
+  // Until the expected page is among the first five results, or 5 s after the last key: the
+  // time is read in the frame that shows it, and only requests made before it are counted
+  // (what the UI asks for after showing the result did not delay it).
+  const shownAt = await page.waitForFunction(([ui, src]) => {
+    const links = ui === 'pagefind'
+      ? [...document.querySelectorAll('.pagefind-ui__result-link')]
+      : [...(document.querySelector('lantern-search')?.shadowRoot?.querySelectorAll('a.hit') ?? [])];
+    const pages = [...new Set(links.map((a) => a.getAttribute('href').replace(/#.*$/, '')))].slice(0, 5);
+    return pages.some((h) => new RegExp(src).test(h)) && Date.now();
+  }, [system === 'pagefind' ? 'pagefind' : 'lantern', expected.source], { polling: 'raf', timeout: 5000 })
+    .then((h) => h.jsonValue()).catch(() => null);
+  const found = shownAt !== null;
+  const ms = (shownAt ?? Date.now()) - t0;
+  const atResult = server.peek().filter((r) => !found || r.at <= shownAt);
   await page.waitForTimeout(4000);
   const settled = server.take();
   await ctx.close();

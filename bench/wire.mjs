@@ -27,7 +27,7 @@ export async function countedServer(site, { brotli = false, gzip = false } = {})
     const headers = encoding ? { ...req.headers, 'accept-encoding': encoding } : req.headers;
     const up = http.request(new URL(req.url, origin.url), { method: req.method, headers }, (r) => {
       res.writeHead(r.statusCode, r.headers);
-      const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0 };
+      const entry = { path: new URL(req.url, origin.url).pathname, bytes: 0, at: Date.now() };
       requests.push(entry);
       r.on('data', (d) => { entry.bytes += d.length; });
       r.pipe(res);

@@ -137,6 +137,37 @@ test('typing a key at a time fetches the shards the final query needs, as pastin
   assert.deepEqual([...new Set(typed)].sort(), [...new Set(pasted)].sort(), `typed ${typed.join(' ')}`);
 });
 
+test('a first screen of results, then the rest of the list, announced once with its final count', () => onDemoSite(async (page, requests) => {
+  await page.keyboard.press('/');
+  await shadow(page, 'input').waitFor();
+  await shadow(page, '.status[data-stage=keyword], .status[data-stage=ready]').first().waitFor({ timeout: 30_000 });
+  // Every redraw of the list, with what the live region says at that moment.
+  await page.evaluate(() => {
+    const root = document.querySelector('lantern-search').shadowRoot;
+    window.seen = [];
+    new MutationObserver(() => {
+      const hits = [...root.querySelectorAll('a.hit')].map((a) => a.getAttribute('href'));
+      const said = root.querySelector('.sr-only[role=status]').textContent;
+      const last = window.seen.at(-1);
+      if (!last || last.hits.join() !== hits.join() || last.said !== said) window.seen.push({ hits, said });
+    }).observe(root, { childList: true, subtree: true, characterData: true });
+  });
+  const before = requests.length;
+  await shadow(page, 'input').fill('search results');
+  await page.waitForFunction(() => window.seen.some((s) => s.hits.length > 0 && s.said));
+  const seen = await page.evaluate(() => window.seen.filter((s) => s.hits.length > 0));
+  const first = seen[0];
+  const full = seen.find((s) => s.said);
+  assert.ok(first.hits.length < full.hits.length, `first screen, then the rest: ${JSON.stringify(seen)}`);
+  assert.equal(first.said, '', 'the first screen is not announced: its count is about to change');
+  assert.equal(first.hits[0], full.hits[0], 'the rest of the list comes below the first result');
+  assert.ok(full.said.includes(String(full.hits.length)), `announced: ${full.said}`);
+  assert.equal(seen.filter((s) => s.said).length, 1, `announced once: ${JSON.stringify(seen)}`);
+  // The rest of the list needed text blocks of its own, fetched after the first screen's.
+  const texts = requests.slice(before).filter((p) => /\.lantern\.d\/text-/.test(p));
+  assert.ok(texts.length > 1, texts.join(' '));
+}));
+
 test("a question's word rows are fetched while the model builds, not after it", () => onDemoSite(async (page, requests) => {
   const rows = () => requests.filter((p) => /\/rows-[0-9a-f]+\.bin$/.test(p)).length;
   const q = 'can I look things up without an internet connection';

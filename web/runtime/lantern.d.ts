@@ -296,10 +296,11 @@ export declare class Lantern {
   /**
    * Throws on a filter key no page carries. For a search box: `latest` makes a newer `latest`
    * search supersede this one (it resolves to null and fetches nothing more); `wait` (ms)
-   * delays fetching what the loaded shards lack.
+   * delays fetching what the loaded shards lack; `onFirst` gets the first `first` results as
+   * soon as their texts are loaded, when all `k` need more of a split bundle.
    */
-  search(query: string, options?: { mode?: ModeOption; k?: number; filters?: Filters; latest?: false; wait?: number }): Promise<Results>;
-  search(query: string, options: { mode?: ModeOption; k?: number; filters?: Filters; latest: true; wait?: number }): Promise<Results | null>;
+  search(query: string, options?: { mode?: ModeOption; k?: number; filters?: Filters; latest?: false; wait?: number; first?: number; onFirst?: (results: Results) => void }): Promise<Results>;
+  search(query: string, options: { mode?: ModeOption; k?: number; filters?: Filters; latest: true; wait?: number; first?: number; onFirst?: (results: Results) => void }): Promise<Results | null>;
   searchKeyword(query: string, options?: { k?: number; filters?: Filters }): Results;
   ask(question: string, options: { proxy: string; onDelta?: (textSoFar: string, attempt: number) => void }): Promise<AskOutcome>;
 }

@@ -68,6 +68,12 @@ const searchModule = onFirstUse(async () => initialised(await import('./pkg/lant
 const answerModule = onFirstUse(async () => initialised(await import('./pkg/lantern_ask_wasm.js'),
   new URL('./pkg/lantern_ask_wasm_bg.wasm', import.meta.url)));
 
+/** Resolves once the page has painted (at once where nothing paints). */
+const afterPaint = () => new Promise((resolve) => {
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(resolve, 0));
+  else setTimeout(resolve, 0);
+});
+
 // The offline prefetch waits for this long without a search.
 const PREFETCH_AFTER_MS = 3000;
 
@@ -261,8 +267,12 @@ export class Lantern {
    * search starts, and fetches nothing more; with `wait: ms` it answers at once from what is
    * loaded, and waits that long before fetching what it lacks (the next keystroke usually
    * supersedes it first).
+   *
+   * With `first: n` and `onFirst`, a search whose `k` results need shards not loaded yet hands
+   * its first `n` to `onFirst` as soon as their texts arrive, then resolves with all `k`: a
+   * reader sees the first screen of results without waiting for the rows below it.
    */
-  async search(query, { mode = 'hybrid', k = 10, filters, latest = false, wait = 0 } = {}) {
+  async search(query, { mode = 'hybrid', k = 10, filters, latest = false, wait = 0, first = 0, onFirst } = {}) {
     const generation = latest ? ++this.#generation : 0;
     const current = () => !latest || generation === this.#generation;
     let vector;
@@ -272,10 +282,22 @@ export class Lantern {
       else this.#starting?.expect(query);
     }
     if (!current()) return null;
-    const results = await this.#complete(
-      () => this.#index.search(query, mode, k, vector, filters),
-      { current, wait },
-    );
+    const run = (n) => () => this.#index.search(query, mode, n, vector, filters);
+    let results = null;
+    if (first > 0 && first < k && onFirst && this.#shardBase) {
+      results = run(k)();
+      if (results.missing?.length) {
+        const early = await this.#complete(run(first), { current, wait });
+        if (!early) return null;
+        onFirst(early);
+        // The first screen paints before the rest of the list is asked for.
+        await afterPaint();
+        if (!current()) return null;
+        results = null;
+        wait = 0;
+      }
+    }
+    results ??= await this.#complete(run(k), { current, wait });
     // After searching pauses, the rest of a small split bundle comes in the background.
     if (results) this.#schedulePrefetch();
     return results;

@@ -15,7 +15,7 @@ use crate::recent;
 use crate::runtime::{self, Bridge, Progress, Runtime};
 use crate::search::View;
 use crate::state::{
-    fetch_delay, flat_hits, keep_active, needs_model, Answer, Stage, K, MEANING_AFTER_MS,
+    fetch_delay, flat_hits, keep_active, needs_model, Answer, Stage, K, K_FIRST, MEANING_AFTER_MS,
 };
 
 /// What the dialog holds.
@@ -43,6 +43,8 @@ pub struct State {
     shown: Option<(String, Filter)>,
     /// What had focus before the dialog opened, given it back on close.
     opener: Option<web_sys::HtmlElement>,
+    /// The results shown are the first screen; the rest are being fetched.
+    pub more_coming: bool,
 }
 
 /// A cheap handle on the dialog: its state, its nodes and its bridge to the runtime.
@@ -85,6 +87,7 @@ impl Ctx {
             table: false,
             shown: None,
             opener: None,
+            more_coming: false,
         };
         Self(Rc::new(Inner {
             state: RefCell::new(state),
@@ -216,28 +219,18 @@ impl Ctx {
             self.show_results();
             return;
         };
-        let current = |c: &Ctx| c.state().seq == n;
-        match runtime::search(&rt, &q, mode, K, &filter, wait).await {
+        let current = move |c: &Ctx| c.state().seq == n;
+        let asked = (q.clone(), filter.clone());
+        let early = self.clone();
+        let on_first = move |r: Results| {
+            if current(&early) {
+                early.adopt(asked, r, true);
+            }
+        };
+        match runtime::search(&rt, &q, mode, (K_FIRST, K), &filter, wait, on_first).await {
             Ok(Some(r)) if current(&self) => {
                 let wants_model = needs_model(&r, mode);
-                self.update(|s| {
-                    let asked = Some((q, filter));
-                    // The same question answered better (quick meaning, then the model): the
-                    // selected section stays selected. A new question starts at the top. Only
-                    // an upgrade pays for comparing the lists.
-                    s.active = if s.shown == asked {
-                        keep_active(
-                            s.active,
-                            &flat_hits(s.results.take()),
-                            &flat_hits(Some(r.clone())),
-                        )
-                    } else {
-                        s.active.min(r.hits.len().saturating_sub(1))
-                    };
-                    s.shown = asked;
-                    s.results = Some(r);
-                });
-                self.show_results();
+                self.adopt((q, filter), r, false);
                 if wants_model {
                     self.want_meaning_after_pause();
                 }
@@ -246,6 +239,29 @@ impl Ctx {
             Err(e) if current(&self) => self.set_stage(Stage::Failed(e)),
             _ => {}
         }
+    }
+
+    /// Shows results for `asked`; `more_coming`: the first screen of them, the rest on its way.
+    fn adopt(&self, asked: (String, Filter), r: Results, more_coming: bool) {
+        self.update(|s| {
+            let asked = Some(asked);
+            // The same question answered better (the rest of the list, quick meaning, then
+            // the model): the selected section stays selected. A new question starts at the
+            // top. Only an upgrade pays for comparing the lists.
+            s.active = if s.shown == asked {
+                keep_active(
+                    s.active,
+                    &flat_hits(s.results.take()),
+                    &flat_hits(Some(r.clone())),
+                )
+            } else {
+                s.active.min(r.hits.len().saturating_sub(1))
+            };
+            s.shown = asked;
+            s.results = Some(r);
+            s.more_coming = more_coming;
+        });
+        self.show_results();
     }
 
     /// Opens a result (remembering the query).

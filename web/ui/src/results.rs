@@ -168,7 +168,8 @@ fn explain(hit: &Hit) -> String {
 
 /// What a screen reader hears when results change: the count, or "no good match".
 fn announcement(s: &State, l: &Labels) -> String {
-    if s.query.trim().is_empty() {
+    // The first screen of results is not announced: its count is about to change.
+    if s.query.trim().is_empty() || s.more_coming {
         return String::new();
     }
     match &s.results {

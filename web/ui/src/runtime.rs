@@ -204,20 +204,29 @@ pub async fn load_semantic(
 }
 
 /// Searches as the search box does: a newer search supersedes this one (then `None`), and
-/// what the loaded shards lack is fetched after `wait` ms.
+/// what the loaded shards lack is fetched after `wait` ms. When the `k` results need texts not
+/// loaded yet, `on_first` gets the `first` ones as soon as theirs arrive.
 pub async fn search(
     runtime: &Runtime,
     query: &str,
     mode: Mode,
-    k: u32,
+    (first, k): (u32, u32),
     filter: &Filter,
     wait: u32,
+    on_first: impl FnOnce(Results) + 'static,
 ) -> Result<Option<Results>, String> {
     let opts = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&opts, &"mode".into(), &mode.as_str().into());
     let _ = js_sys::Reflect::set(&opts, &"k".into(), &k.into());
     let _ = js_sys::Reflect::set(&opts, &"latest".into(), &true.into());
     let _ = js_sys::Reflect::set(&opts, &"wait".into(), &wait.into());
+    let _ = js_sys::Reflect::set(&opts, &"first".into(), &first.into());
+    let on_first = Closure::once_into_js(move |v: JsValue| {
+        if let Some(r) = lantern_search_wasm::results_of(&v) {
+            on_first(r);
+        }
+    });
+    let _ = js_sys::Reflect::set(&opts, &"onFirst".into(), &on_first);
     if !filter.is_empty() {
         let f = serde_wasm_bindgen::to_value(filter).map_err(|e| e.to_string())?;
         let _ = js_sys::Reflect::set(&opts, &"filters".into(), &f);
