@@ -68,10 +68,13 @@ const searchModule = onFirstUse(async () => initialised(await import('./pkg/lant
 const answerModule = onFirstUse(async () => initialised(await import('./pkg/lantern_ask_wasm.js'),
   new URL('./pkg/lantern_ask_wasm_bg.wasm', import.meta.url)));
 
-/** Resolves once the page has painted (at once where nothing paints). */
+/** Resolves once the page has painted (at once where nothing paints, or in a hidden tab). */
 const afterPaint = () => new Promise((resolve) => {
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(resolve, 0));
-  else setTimeout(resolve, 0);
+  if (typeof requestAnimationFrame === 'function' && !globalThis.document?.hidden) {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+  } else {
+    setTimeout(resolve, 0);
+  }
 });
 
 // The offline prefetch waits for this long without a search.
