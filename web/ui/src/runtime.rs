@@ -221,18 +221,22 @@ pub async fn search(
     let _ = js_sys::Reflect::set(&opts, &"latest".into(), &true.into());
     let _ = js_sys::Reflect::set(&opts, &"wait".into(), &wait.into());
     let _ = js_sys::Reflect::set(&opts, &"first".into(), &first.into());
-    let on_first = Closure::once_into_js(move |v: JsValue| {
+    // Kept until the search resolves (the runtime calls it only before), then freed: a
+    // callback never called would otherwise stay allocated, one a keystroke.
+    let on_first = Closure::once(move |v: JsValue| {
         if let Some(r) = lantern_search_wasm::results_of(&v) {
             on_first(r);
         }
     });
-    let _ = js_sys::Reflect::set(&opts, &"onFirst".into(), &on_first);
+    let _ = js_sys::Reflect::set(&opts, &"onFirst".into(), on_first.as_ref());
     if !filter.is_empty() {
         let f = serde_wasm_bindgen::to_value(filter).map_err(|e| e.to_string())?;
         let _ = js_sys::Reflect::set(&opts, &"filters".into(), &f);
     }
     let p = runtime.search(query, &opts).map_err(message)?;
-    let v = JsFuture::from(p).await.map_err(message)?;
+    let v = JsFuture::from(p).await.map_err(message);
+    drop(on_first);
+    let v = v?;
     if v.is_null() {
         return Ok(None);
     }
