@@ -33,6 +33,7 @@ mod query_terms;
 mod results;
 mod script;
 mod search;
+mod varints;
 mod vector;
 mod want;
 mod writer;
