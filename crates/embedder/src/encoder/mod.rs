@@ -305,7 +305,7 @@ fn attention_in_order(
     let mut scores = vec![0f32; SIDE_BY_SIDE * n];
     let mut shifted = vec![0f32; SIDE_BY_SIDE * n];
     // One head's keys: dimension c of key j at c * n + j, and room for a block read past the
-    // last (`Head::dot_block`).
+    // last (`Head::dot_block_rows`).
     let mut keys = vec![0f32; d * n + 32];
     for head in 0..heads {
         let cols = head * d..(head + 1) * d;
@@ -342,8 +342,8 @@ const SIDE_BY_SIDE: usize = 8;
 
 /// Queries whose scores are summed together, sharing each load of the keys: two keep twice
 /// the independent sums in flight (one query's were bound by the additions' latency; four
-/// gained nothing more with AVX-512's registers). Cargo book cold build: 14.6 -> 13.9 ms a
-/// chunk, the same vectors.
+/// gained nothing more with AVX-512's registers). The same vectors; the gain, a few percent at
+/// most, is within this machine's run-to-run spread (BENCHMARKS.md).
 const SCORE_ROWS: usize = 2;
 
 /// One attention head over one sequence.
@@ -382,7 +382,7 @@ impl Head<'_> {
         let rest = groups.into_remainder();
         let done = R - rest.len() / n;
         for (r, s) in rest.chunks_exact_mut(n).enumerate() {
-            self.dot_keys(&q[(i0 + done + r) * h..][self.cols.clone()], s);
+            self.dot_keys_rows::<1>([&q[(i0 + done + r) * h..][self.cols.clone()]], s);
         }
         scores.iter_mut().for_each(|s| *s *= self.scale);
         let mut max = [f32::NEG_INFINITY; R];
@@ -439,23 +439,9 @@ impl Head<'_> {
         }
     }
 
-    /// One query's scores against every key, each summed in the order of its dimensions from
-    /// -0.0 (`Iterator::sum`'s start), `KEYS` scores at a time in registers.
-    #[inline(always)]
-    fn dot_keys(&self, qi: &[f32], s: &mut [f32]) {
-        let mut j = 0;
-        while j + 32 <= self.n {
-            self.dot_block::<32>(qi, j, 32, s);
-            j += 32;
-        }
-        while j < self.n {
-            let len = (self.n - j).min(8);
-            self.dot_block::<8>(qi, j, len, s);
-            j += len;
-        }
-    }
-
-    /// [`Head::dot_keys`] for `G` queries at once: the same sums, each in its own order.
+    /// `G` queries' scores against every key, each summed in the order of its dimensions from
+    /// -0.0 (`Iterator::sum`'s start), 32 keys at a time in registers; each load of the keys
+    /// serves all `G` queries.
     #[inline(always)]
     fn dot_keys_rows<const G: usize>(&self, qs: [&[f32]; G], ss: &mut [f32]) {
         let n = self.n;
@@ -471,8 +457,10 @@ impl Head<'_> {
         }
     }
 
-    /// [`Head::dot_block`] for `G` queries, sharing each load of the keys; `ss` holds their
-    /// `G` rows of scores.
+    /// Scores `j..j + len` (`len <= K`) of [`Head::dot_keys_rows`], side by side; `ss` holds
+    /// the `G` rows of scores. Always `K` columns are read (past a row's end, the next row's or
+    /// the padding: lanes that are dropped), so the loop is the same fixed width whatever
+    /// `len` is.
     #[inline(always)]
     fn dot_block_rows<const G: usize, const K: usize>(
         &self,
@@ -495,20 +483,6 @@ impl Head<'_> {
         for (g, a) in acc.iter().enumerate() {
             ss[g * n + j..g * n + j + len].copy_from_slice(&a[..len]);
         }
-    }
-
-    /// Scores `j..j + len` (`len <= K`) of [`Head::dot_keys`], side by side. Always `K`
-    /// columns are read (past a row's end, the next row's or the padding: lanes that are
-    /// dropped), so the loop is the same fixed width whatever `len` is.
-    #[inline(always)]
-    fn dot_block<const K: usize>(&self, qi: &[f32], j: usize, len: usize, s: &mut [f32]) {
-        let n = self.n;
-        let mut acc = [-0.0f32; K];
-        for (c, &qc) in qi.iter().enumerate() {
-            let row = &self.keys[c * n + j..][..K];
-            acc.iter_mut().zip(row).for_each(|(a, &k)| *a += qc * k);
-        }
-        s[j..j + len].copy_from_slice(&acc[..len]);
     }
 
     /// Two rows' probability-weighted sums of the values, each value added in key order from
