@@ -263,6 +263,24 @@ impl Engine {
         ))
     }
 
+    /// [`Engine::search_with`] for a vector from an approximate query encoder (one fitted to
+    /// the bundle, as the query table is): its cosines are put on the model's scale by the
+    /// attached table's calibration, and "no good match" judged as for the table's own.
+    pub fn search_approximate_with(
+        &self,
+        text: &str,
+        query_vector: Option<&[f32]>,
+        mode: Mode,
+        k: usize,
+        fusion: (Fusion, PageScore),
+    ) -> Results {
+        let v = query_vector.map(|values| QueryVector {
+            values,
+            approximate: true,
+        });
+        self.run(text, v, mode, k, fusion, Scope::All)
+    }
+
     /// The `k` best cosines a vector search of the whole bundle finds for `query_vector`,
     /// best first, as the model gives them: what a query table is calibrated on.
     pub fn best_cosines(&self, query_vector: &[f32], k: usize) -> Vec<f32> {
