@@ -72,7 +72,8 @@ for r in rows:
         print(f'| {r["set"]} ({r["role"]}) | {label} | {h["hit1"]:.3f} / {h["hit5"]:.3f} / {h["mrr10"]:.3f} '
               f'| {v["mrr10"]:.3f} | {k["mrr10"]:.3f} | {scope} | {h["flagged"]}/{h["answerable"]} '
               f'| {f"{gap:+.3f}" if enc == "table" else ""} |')
-    if r["role"] != "tuning":
+    # The bar names these three sets (its own questions are ones the project never sees).
+    if r["set"] in ("fastapi", "cargo", "rust-book"):
         met &= gap >= -0.01 and r["table_hybrid"]["declined"] >= r["model_hybrid"]["declined"]
 print()
 for r in rows:
@@ -81,7 +82,7 @@ for r in rows:
 cargo = next((r for r in rows if r["set"] == "cargo"), None)
 if cargo:
     met &= cargo["table_bytes"][1] <= 500_000
-    print(f'bar (#51, sets not tuned on): {"met" if met else "not met"}')
+    print(f'bar of #51 on these questions (FastAPI, Cargo, Rust book): {"met" if met else "not met"}')
 EOF
 
 if [ "${TYPING:-0}" = 1 ]; then
