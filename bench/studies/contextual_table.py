@@ -9,7 +9,11 @@ the texts' vectors), then trains on the same texts, by cosine to the model's vec
 Judged on the labelled questions by vector search alone, page level (a page scores its best
 chunk): MRR@10 and hit@5, next to the model's own vectors of the questions.
 
-  python3 bench/studies/contextual_table.py EXPORT_DIR GOLDEN [--epochs N] [--heads H]
+  python3 bench/studies/contextual_table.py EXPORT_DIR GOLDEN [--epochs N] [--heads H] [--save DIR]
+
+With --save, each encoder's vectors of the questions go to DIR/NAME.json, judged as the product
+searches with them by `lantern eval --bundle B --golden G --query-encoder table
+--query-vectors DIR/NAME.json` (the table's calibration puts their cosines on the model's scale).
 """
 
 import argparse
@@ -154,19 +158,17 @@ def main():
     Xq = bag_matrix(qs, T)
     qbag = normalize(np.asarray(Xq @ A) @ B)
     out["bag"] = page_metrics(qbag, C, chunk_pages, golden, page_index)
-    held_idx = np.where(np.arange(len(texts)) % 10 == 9)[0]
-    held_idx = held_idx[:: max(1, len(held_idx) // 2000)]
 
-    def save(name, qv, text_vectors):
-        """Question vectors and calibration pairs for eval_vectors.rs."""
-        if not args.save:
-            return
-        np.asarray(qv, "<f4").tofile(f"{args.save}/{name}.q.f32")
-        ours = -np.sort(-(text_vectors @ C.T), axis=1)[:, :10]
-        model = -np.sort(-(Y[held_idx] @ C.T), axis=1)[:, :10]
-        np.concatenate([ours, model], 1).astype("<f4").tofile(f"{args.save}/{name}.pairs.f32")
+    def save(name, qv):
+        """Question vectors for `lantern eval --query-encoder table --query-vectors`."""
+        if args.save:
+            vectors = {
+                g["query"]: ([float(x) for x in v] if np.linalg.norm(v) > 0 else None)
+                for g, v in zip(golden, qv)
+            }
+            json.dump(vectors, open(f"{args.save}/{name}.json", "w"))
 
-    save("bag", qbag, normalize(np.asarray(X[held_idx] @ A) @ B))
+    save("bag", qbag)
     held = np.arange(len(texts)) % 10 == 9
     tb = normalize(np.asarray(X @ A) @ B)
     out["bag_heldcos"] = float((tb[held] * Y[held]).sum(1).mean())
@@ -180,7 +182,7 @@ def main():
             qv = res["encode"](qs)
             out[v] = page_metrics(qv, C, chunk_pages, golden, page_index)
             out[v + "_heldcos"] = res["heldcos"]
-            save(v, qv, res["encode_texts"](held_idx))
+            save(v, qv)
     print(json.dumps(out))
 
 

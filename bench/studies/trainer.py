@@ -119,7 +119,4 @@ def train(kind, texts, Y, A, B, held, qs, args):
         v[qm.sum(1) == 0] = 0
         return v
 
-    def encode_texts(idx):
-        return np.array(enc(p, ids[idx], wts[idx], mask[idx]))
-
-    return {"encode": encode_q, "encode_texts": encode_texts, "heldcos": heldcos(p), "params": p}
+    return {"encode": encode_q, "heldcos": heldcos(p), "params": p}

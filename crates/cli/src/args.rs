@@ -305,9 +305,11 @@ pub struct EvalArgs {
     /// What embeds the questions: the model, or the bundle's query table.
     #[arg(long, value_enum, default_value_t)]
     pub query_encoder: lantern_server::QueryEncoder,
-    /// Take the questions' vectors from this JSON object (question text -> vector) instead:
-    /// how another query-side encoder is measured against the same bundle.
-    #[arg(long, conflicts_with = "query_encoder")]
+    /// Take the questions' vectors from this JSON object (question text -> vector, or null for
+    /// none) instead: how another query-side encoder is measured against the same bundle. With
+    /// `--query-encoder table` they stand in for the table's, their cosines put on the model's
+    /// scale by the table's calibration, as a quick encoder's would be.
+    #[arg(long)]
     pub query_vectors: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArg,

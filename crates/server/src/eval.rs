@@ -11,7 +11,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use lantern_engine::{Engine, Filter, Fusion, Mode, PageScore};
+use lantern_engine::{Engine, Fusion, Mode, PageScore};
 
 use crate::searcher::{QueryEncoder, Searcher};
 
@@ -231,8 +231,8 @@ pub fn embed_all(searcher: &Searcher, questions: &[Question]) -> Result<Vec<(Vec
 }
 
 /// One question searched in one mode with one fusion, its query embedded by `encoder` as
-/// readers' browsers embed it: `vector` is the model's; the query table's is made from the
-/// text, its cosines calibrated (`Engine::search_table_with`).
+/// readers' browsers embed it: `vector` is the model's, or the query table's made from the
+/// text, its cosines calibrated (`Engine::search_approximate_with`).
 pub fn outcome(
     engine: &Engine,
     q: &Question,
@@ -249,9 +249,15 @@ pub fn outcome(
     };
     let t = Instant::now();
     let r = match encoder {
-        QueryEncoder::Table => engine
-            .search_table_with(&q.query, mode, 10, &Filter::default(), fusion)
-            .unwrap_or_else(|_| engine.search_with(&q.query, None, Mode::Keyword, 10, fusion)),
+        // The table's vector of the text (`embed_all`), or another quick encoder's given in
+        // its place; none: keyword search alone.
+        QueryEncoder::Table => engine.search_approximate_with(
+            &q.query,
+            (!vector.is_empty()).then_some(vector),
+            mode,
+            10,
+            fusion,
+        ),
         QueryEncoder::Model => engine.search_with(&q.query, Some(vector), mode, 10, fusion),
     };
     let ms = t.elapsed().as_secs_f64() * 1000.0;

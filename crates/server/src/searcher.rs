@@ -43,7 +43,7 @@ pub struct Searcher {
     table_error: Option<String>,
     /// Query vectors made elsewhere, by text: they replace the encoder (studies of other
     /// query-side encoders, `lantern eval --query-vectors`).
-    given: Option<std::collections::HashMap<String, Vec<f32>>>,
+    given: Option<std::collections::HashMap<String, Option<Vec<f32>>>>,
 }
 
 /// What embeds a query.
@@ -127,14 +127,20 @@ impl Searcher {
     }
 
     /// Takes query vectors from `path` from now on: a JSON object from query text to a vector
-    /// of the bundle's dimensions, made by another encoder.
+    /// of the bundle's dimensions made by another encoder, or to `null` where it gives none
+    /// (keyword search alone).
     pub fn use_query_vectors(&mut self, path: &Path) -> Result<()> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let given: std::collections::HashMap<String, Vec<f32>> = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a JSON object of query vectors", path.display()))?;
+        let given: std::collections::HashMap<String, Option<Vec<f32>>> =
+            serde_json::from_str(&text).with_context(|| {
+                format!("{}: not a JSON object of query vectors", path.display())
+            })?;
         let dim = self.engine.bundle().header().model.dim as usize;
-        if let Some((q, v)) = given.iter().find(|(_, v)| v.len() != dim) {
+        let wrong = given
+            .iter()
+            .find_map(|(q, v)| v.as_ref().filter(|v| v.len() != dim).map(|v| (q, v)));
+        if let Some((q, v)) = wrong {
             bail!(
                 "{}: the vector of {q:?} has {} values, the bundle's have {dim}",
                 path.display(),
@@ -232,7 +238,7 @@ impl Searcher {
     pub fn embed(&self, text: &str) -> Result<Option<Vec<f32>>> {
         if let Some(given) = &self.given {
             return match given.get(text) {
-                Some(v) => Ok(Some(v.clone())),
+                Some(v) => Ok(v.clone()),
                 None => bail!("no query vector was given for {text:?}"),
             };
         }
