@@ -48,6 +48,13 @@ impl<'a> QueryVector<'a> {
             approximate: false,
         }
     }
+
+    fn approximate(values: &'a [f32]) -> Self {
+        QueryVector {
+            values,
+            approximate: true,
+        }
+    }
 }
 
 /// A bundle ready to search.
@@ -230,19 +237,6 @@ impl Engine {
         k: usize,
         filter: &Filter,
     ) -> Result<Results, Error> {
-        self.search_table_with(text, mode, k, filter, (self.fusion, self.page_score))
-    }
-
-    /// [`Engine::search_table`] with another fusion than the engine's (evaluation compares
-    /// them).
-    pub fn search_table_with(
-        &self,
-        text: &str,
-        mode: Mode,
-        k: usize,
-        filter: &Filter,
-        fusion: (Fusion, PageScore),
-    ) -> Result<Results, Error> {
         let vector = self.table_vector(text);
         let pages = if filter.is_empty() {
             None
@@ -250,17 +244,9 @@ impl Engine {
             Some(filter.pages(&self.bundle)?)
         };
         let scope = pages.as_deref().map_or(Scope::All, Scope::Pages);
-        Ok(self.run(
-            text,
-            vector.as_deref().map(|values| QueryVector {
-                values,
-                approximate: true,
-            }),
-            mode,
-            k,
-            fusion,
-            scope,
-        ))
+        let fusion = (self.fusion, self.page_score);
+        let v = vector.as_deref().map(QueryVector::approximate);
+        Ok(self.run(text, v, mode, k, fusion, scope))
     }
 
     /// [`Engine::search_with`] for a vector from an approximate query encoder (one fitted to
@@ -274,10 +260,7 @@ impl Engine {
         k: usize,
         fusion: (Fusion, PageScore),
     ) -> Results {
-        let v = query_vector.map(|values| QueryVector {
-            values,
-            approximate: true,
-        });
+        let v = query_vector.map(QueryVector::approximate);
         self.run(text, v, mode, k, fusion, Scope::All)
     }
 
