@@ -6,6 +6,8 @@
 #   lantern-VERSION-x86_64-linux.tar.gz       the binary to download
 #   lantern-docs-search-VERSION.tgz           the npm package (`npx lantern build site/`)
 #   lantern_docs_search-VERSION-*.whl         the Python wheel (`pip install`, then `lantern`)
+#   with LANTERN_AARCH64=1, also lantern-aarch64, lantern-VERSION-aarch64-linux.tar.gz and an
+#   aarch64 wheel (see below)
 # Plain `cargo build` stays the development path (it carries nothing and reads the checkout).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -47,6 +49,28 @@ strip "$out/lantern" 2>/dev/null || true
 
 # The download.
 tar -C "$out" -czf "$out/lantern-$version-x86_64-linux.tar.gz" lantern
+
+# With LANTERN_AARCH64=1, the same static build for aarch64 Linux (ARM servers and CI runners):
+# its download and its wheel. It needs an aarch64 C compiler for ring's C parts (Debian and
+# Ubuntu: gcc-aarch64-linux-gnu); bash dist/check-aarch64.sh runs it under qemu. The npm
+# package stays x86-64 only: carrying both binaries would double what every owner downloads.
+if [ "${LANTERN_AARCH64:-0}" = 1 ]; then
+  arm=aarch64-unknown-linux-musl
+  command -v aarch64-linux-gnu-gcc >/dev/null || {
+    echo "dist/package.sh: the aarch64 build needs aarch64-linux-gnu-gcc (Debian and Ubuntu: apt-get install gcc-aarch64-linux-gnu)" >&2
+    exit 1
+  }
+  rustup target list --installed | grep -qx "$arm" || rustup target add "$arm"
+  LANTERN_ASSETS_DIR="$work/assets" CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc \
+    cargo build --quiet --release -p lantern-cli --target "$arm"
+  mkdir -p "$work/aarch64"
+  cp "target/$arm/release/lantern" "$work/aarch64/lantern"
+  aarch64-linux-gnu-strip "$work/aarch64/lantern" 2>/dev/null || true
+  cp "$work/aarch64/lantern" "$out/lantern-aarch64"
+  tar -C "$work/aarch64" -czf "$out/lantern-$version-aarch64-linux.tar.gz" lantern
+  python3 dist/wheel.py "$work/aarch64/lantern" "$out" "$version"
+fi
 
 # npm: the binary and a small launcher (a clear error on other platforms).
 npm_dir="$work/npm"

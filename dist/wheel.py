@@ -40,11 +40,21 @@ def is_static(binary: Path) -> bool:
     return 3 not in types  # PT_INTERP
 
 
+def arch(binary: Path) -> str:
+    """The wheel tag's name for the ELF binary's machine."""
+    machine = int.from_bytes(binary.read_bytes()[0x12:0x14], "little")
+    names = {0x3E: "x86_64", 0xB7: "aarch64"}
+    if machine not in names:
+        sys.exit(f"dist/wheel.py: {binary} is for ELF machine {machine:#x}, not x86-64 or aarch64")
+    return names[machine]
+
+
 def platform_tag(binary: Path) -> str:
     """manylinux and musllinux alike for a static binary; else the glibc it needs."""
+    a = arch(binary)
     if is_static(binary):
-        return "manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64"
-    return f"manylinux_{glibc_floor(binary)}_x86_64"
+        return f"manylinux_2_17_{a}.manylinux2014_{a}.musllinux_1_1_{a}"
+    return f"manylinux_{glibc_floor(binary)}_{a}"
 
 
 def record_line(name: str, data: bytes) -> str:

@@ -260,6 +260,10 @@ impl Quantized {
 /// A SIMD kernel from its instruction set's operations: the four tokens from `t0`, the panel's
 /// eight columns summed over every input, each block's exact i32 sum converted to f32 and added
 /// in block order. `load` and `store` are the module's own (unaligned) helpers.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 macro_rules! simd_kernel {
     ($zero_f:expr, $zero_i:expr, $splat:path, $dot:path, $add_i:path, $add_f:path, $cvt:path) => {
         pub(crate) fn block_sums(
