@@ -4,10 +4,12 @@
 #   lantern                                   the binary (Linux x86-64, static): it carries the browser
 #                                             runtime, the widget, the service worker and the model
 #   lantern-VERSION-x86_64-linux.tar.gz       the binary to download
-#   lantern-docs-search-VERSION.tgz           the npm package (`npx lantern build site/`)
+#   lantern-docs-search-VERSION.tgz           the npm package (`npx lantern build site/`): the
+#                                             launcher, whose optional dependency
+#   lantern-docs-search-linux-x64-VERSION.tgz carries the binary (npm fetches only this machine's)
 #   lantern_docs_search-VERSION-*.whl         the Python wheel (`pip install`, then `lantern`)
-#   with LANTERN_AARCH64=1, also lantern-aarch64, lantern-VERSION-aarch64-linux.tar.gz and an
-#   aarch64 wheel (see below)
+#   with LANTERN_AARCH64=1, also lantern-aarch64, lantern-VERSION-aarch64-linux.tar.gz, an
+#   aarch64 wheel and lantern-docs-search-linux-arm64-VERSION.tgz (see below)
 # Plain `cargo build` stays the development path (it carries nothing and reads the checkout).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,9 +53,8 @@ strip "$out/lantern" 2>/dev/null || true
 tar -C "$out" -czf "$out/lantern-$version-x86_64-linux.tar.gz" lantern
 
 # With LANTERN_AARCH64=1, the same static build for aarch64 Linux (ARM servers and CI runners):
-# its download and its wheel. It needs an aarch64 C compiler for ring's C parts (Debian and
-# Ubuntu: gcc-aarch64-linux-gnu); bash dist/check-aarch64.sh runs it under qemu. The npm
-# package stays x86-64 only: carrying both binaries would double what every owner downloads.
+# its download, its wheel and its npm package. It needs an aarch64 C compiler for ring's C parts
+# (Debian and Ubuntu: gcc-aarch64-linux-gnu); bash dist/check-aarch64.sh runs it under qemu.
 if [ "${LANTERN_AARCH64:-0}" = 1 ]; then
   arm=aarch64-unknown-linux-musl
   command -v aarch64-linux-gnu-gcc >/dev/null || {
@@ -72,14 +73,27 @@ if [ "${LANTERN_AARCH64:-0}" = 1 ]; then
   python3 dist/wheel.py "$work/aarch64/lantern" "$out" "$version"
 fi
 
-# npm: the binary and a small launcher (a clear error on other platforms).
+# npm, as Pagefind and esbuild ship: lantern-docs-search is the launcher alone, and each
+# platform's binary is its own package (lantern-docs-search-linux-x64, -linux-arm64), an
+# optional dependency with os and cpu set, so npm downloads only the one the machine runs.
+npm_pack() { # dir
+  (cd "$1" && npm pack --silent --pack-destination "$out" >/dev/null)
+}
+npm_platform() { # platform cpu binary
+  local dir="$work/npm-$1"
+  mkdir -p "$dir/bin"
+  cp "$3" "$dir/bin/lantern"
+  sed "s/__VERSION__/$version/g; s/__PLATFORM__/$1/g; s/__CPU__/$2/g" dist/npm/platform.json >"$dir/package.json"
+  npm_pack "$dir"
+}
 npm_dir="$work/npm"
-mkdir -p "$npm_dir/bin" "$npm_dir/vendor"
-cp "$out/lantern" "$npm_dir/vendor/lantern-linux-x64"
+mkdir -p "$npm_dir/bin"
 cp dist/npm/lantern.js "$npm_dir/bin/lantern.js"
 cp dist/npm/README.md "$npm_dir/README.md"
-sed "s/__VERSION__/$version/" dist/npm/package.json > "$npm_dir/package.json"
-(cd "$npm_dir" && npm pack --silent --pack-destination "$out" >/dev/null)
+sed "s/__VERSION__/$version/g" dist/npm/package.json >"$npm_dir/package.json"
+npm_pack "$npm_dir"
+npm_platform linux-x64 x64 "$out/lantern"
+if [ "${LANTERN_AARCH64:-0}" = 1 ]; then npm_platform linux-arm64 arm64 "$out/lantern-aarch64"; fi
 
 # Python: a wheel whose script is the binary.
 python3 dist/wheel.py "$out/lantern" "$out" "$version"

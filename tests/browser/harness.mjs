@@ -35,13 +35,23 @@ export function ownerMachine(prefix) {
   return { home, env, run };
 }
 
-/** A new folder `name` in the owner's home with the npm package from `dist` installed in it. */
+/** The npm tarballs in `dist`: the launcher, and this machine's binary package. */
+export function npmTarballs(dist) {
+  const files = readdirSync(dist).filter((f) => f.endsWith('.tgz'));
+  const launcher = files.find((f) => /^lantern-docs-search-\d/.test(f));
+  const binary = files.find((f) => f.startsWith(`lantern-docs-search-${process.platform}-${process.arch}-`));
+  if (!launcher || !binary) throw new Error(`${dist}: no npm launcher or ${process.platform}-${process.arch} binary package`);
+  return { launcher: join(dist, launcher), binary: join(dist, binary), all: files.map((f) => join(dist, f)) };
+}
+
+/** A new folder `name` in the owner's home with the npm package from `dist` installed in it
+ * (offline, so from its tarballs: the launcher and the binary package a registry would add). */
 export function ownerProject({ home, run }, dist, name) {
   const dir = join(home, name);
   mkdirSync(dir);
   run('npm', ['init', '-y'], dir);
-  const tarball = readdirSync(dist).find((f) => f.endsWith('.tgz'));
-  run('npm', ['install', '--no-audit', '--no-fund', join(dist, tarball)], dir);
+  const { launcher, binary } = npmTarballs(dist);
+  run('npm', ['install', '--no-audit', '--no-fund', launcher, binary], dir);
   return dir;
 }
 

@@ -184,7 +184,8 @@ test('mdBook: typing n, p, s and arrows in the dialog leaves the book where it i
 });
 
 test('the Python wheel: pip install into a fresh virtualenv puts a working lantern on PATH', { skip }, () => {
-  const wheel = readdirSync(dist).find((f) => f.endsWith('.whl'));
+  // This machine's wheel (dist also holds an aarch64 one after LANTERN_AARCH64=1).
+  const wheel = readdirSync(dist).find((f) => f.endsWith('_x86_64.whl'));
   const venv = join(home, 'venv');
   run('python3', ['-m', 'venv', venv], home);
   run(join(venv, 'bin/pip'), ['install', '--quiet', '--no-index', '--disable-pip-version-check', join(dist, wheel)], home);
