@@ -10,13 +10,14 @@ use lantern_embedder::{sha256_hex, Manifest, Model, MANIFEST_FILE};
 use crate::output::write_atomic;
 
 /// Copies what browsers run of `model` into `dir` for a website: the packed model without its
-/// word-embedding rows, the rows' shards (fetched as readers' queries need them) and the
-/// tokenizer, all named by their content (`model-<sha12>.pack`, `rows-<sha12>.bin`) so hosts
-/// and the service worker can cache them forever, and a `manifest.json` naming them (its
-/// packed sha256 is the published pack's, which pins each shard's). The model file itself is
-/// not copied: browsers run only the packed form (the manifest still names the model file,
-/// whose sha256 is the model's identity, checked against the bundle). Files of other versions
-/// in `dir`, and model files an earlier version published, are removed.
+/// word-embedding rows and the rows' shards (fetched as readers' queries need them), named by
+/// their content (`model-<sha12>.pack`, `rows-<sha12>.bin`) so hosts and the service worker
+/// can cache them forever, and a `manifest.json` naming them (its packed sha256 is the
+/// published pack's, which pins each shard's). Neither the model file nor the tokenizer file
+/// is copied: browsers, and `lantern` reading a published folder, run only the packed form,
+/// whose tokenizer is inside (the manifest still names both files, whose sha256 sums are the
+/// model's identity, checked against the bundle and the packed tokenizer). Files of other
+/// versions in `dir`, and model files an earlier version published, are removed.
 pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut published = model.manifest.clone();
@@ -27,7 +28,7 @@ pub fn publish_model(model: &Model, dir: &Path) -> Result<Manifest> {
         split = Some((head, rows));
     }
     let m = published.content_addressed();
-    let mut files = vec![(m.files.tokenizer.clone(), model.tokenizer.clone())];
+    let mut files = Vec::new();
     if let (Some(p), Some((head, rows))) = (&m.packed, split) {
         files.push((p.file.clone(), head));
         files.extend(rows);
