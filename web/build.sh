@@ -18,7 +18,7 @@ for variant in ui ui-intl; do
   # shellcheck disable=SC2086
   cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ui $features
   rm -rf "$out/$variant"
-  "$root/.tools/bin/wasm-bindgen" --target web --out-dir "$out/$variant" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
+  "$root/.tools/bin/wasm-bindgen" --target web --no-typescript --out-dir "$out/$variant" target/wasm32-unknown-unknown/wasm-small/lantern_ui.wasm
 done
 bash web/tools/wasm-opt.sh "$out"/ui/*.wasm "$out"/ui-intl/*.wasm
 cp web/widget/widget.js web/widget/widget.css "$out/"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the three browser modules (search core, embedder, answer protocol) with plain cargo and the pinned
 # wasm-bindgen-cli, and assembles the runtime into OUT (default out/web/lantern):
-#   lantern.js, fetch.js, embedder.js, embed-worker.js, lantern.d.ts, pkg/*.wasm + bindings.
+#   lantern.js, fetch.js, embedder.js, embed-worker.js, lantern.d.ts (the API's types for pages
+#   that script it), pkg/*.wasm + bindings (no TypeScript of their own: no reader fetches it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -20,9 +21,9 @@ cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lant
 cargo build --quiet --profile wasm-small --target wasm32-unknown-unknown -p lantern-ask-wasm
 rm -rf "$out/pkg"
 mkdir -p "$out/pkg"
-"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
-"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_embed_wasm.wasm
-"$wb" --target web --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_ask_wasm.wasm
+"$wb" --target web --no-typescript --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_search_wasm.wasm
+"$wb" --target web --no-typescript --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_embed_wasm.wasm
+"$wb" --target web --no-typescript --out-dir "$out/pkg" target/wasm32-unknown-unknown/wasm-small/lantern_ask_wasm.wasm
 bash web/tools/wasm-opt.sh "$out"/pkg/*.wasm
 rm -f "$out"/embed-worker-*.js*
 cp web/runtime/lantern.js web/runtime/embed-worker.js web/runtime/fetch.js web/runtime/embedder.js \
