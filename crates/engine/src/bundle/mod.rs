@@ -319,8 +319,16 @@ pub struct PartSizes {
     pub total: usize,
 }
 
-/// Raw chunk text per text block: a shown result fetches its block, so blocks stay small.
+/// Raw chunk text per text block, at least: a shown result fetches its block, so blocks stay
+/// small.
 const TEXT_BLOCK_BYTES: usize = 4 * 1024;
+/// Larger sites get larger blocks, `sqrt(text x TEXT_BLOCK_GROWTH)` bytes up to
+/// [`TEXT_BLOCK_MAX_BYTES`], so their file count grows with the square root of their text, not
+/// with it (hosts limit files per site): the Cargo book's 1.3 MiB of text makes blocks of
+/// about 8 KB, a site of 4,000 such pages blocks of about 50 KB; a site of Lantern's docs' size
+/// keeps 4 KB.
+const TEXT_BLOCK_GROWTH: usize = 48;
+const TEXT_BLOCK_MAX_BYTES: usize = 64 * 1024;
 
 /// Most chunks a bundle may hold: 2^22, two thousand times the Rust book. Its placeholders
 /// cost 80 bytes a chunk before any shard loads, so a header may not ask for more than this.
@@ -329,18 +337,28 @@ pub const MAX_CHUNKS: u32 = 1 << 22;
 /// Fewest bytes a chunk takes in its text shard (page, breadcrumb, anchor and text lengths).
 const MIN_CHUNK_TEXT_BYTES: u64 = 4;
 
-/// First chunk of each text block, cutting after about [`TEXT_BLOCK_BYTES`] of text.
+/// First chunk of each text block, cutting after about [`text_block_bytes`] of text.
 pub(crate) fn cut_text_blocks(chunks: &[Chunk]) -> Vec<u32> {
+    let bytes = |c: &Chunk| {
+        c.text.len() + c.anchor.len() + c.breadcrumb.iter().map(String::len).sum::<usize>()
+    };
+    let block = text_block_bytes(chunks.iter().map(bytes).sum());
     let mut firsts = Vec::new();
-    let mut size = TEXT_BLOCK_BYTES;
+    let mut size = block;
     for (i, c) in chunks.iter().enumerate() {
-        if size >= TEXT_BLOCK_BYTES {
+        if size >= block {
             firsts.push(i as u32);
             size = 0;
         }
-        size += c.text.len() + c.anchor.len() + c.breadcrumb.iter().map(String::len).sum::<usize>();
+        size += bytes(c);
     }
     firsts
+}
+
+/// The text block size for a site of `text` bytes of chunk text.
+fn text_block_bytes(text: usize) -> usize {
+    let grown = ((text as f64) * TEXT_BLOCK_GROWTH as f64).sqrt() as usize;
+    grown.clamp(TEXT_BLOCK_BYTES, TEXT_BLOCK_MAX_BYTES)
 }
 
 fn placeholder_page() -> Page {
@@ -596,6 +614,17 @@ mod tests {
     use crate::{BundleWriter, Lang, ModelInfo};
 
     const DIM: usize = 8;
+
+    #[test]
+    fn text_blocks_grow_with_the_square_root_of_the_text() {
+        assert_eq!(text_block_bytes(0), TEXT_BLOCK_BYTES);
+        assert_eq!(text_block_bytes(100_000), TEXT_BLOCK_BYTES);
+        let cargo_book = text_block_bytes(1_374_000);
+        assert!((7_500..9_000).contains(&cargo_book), "{cargo_book}");
+        // Four times the text, twice the block: half as many files per byte of text.
+        assert_eq!(text_block_bytes(4 * 1_374_000) / 2, cargo_book);
+        assert_eq!(text_block_bytes(usize::MAX / 64), TEXT_BLOCK_MAX_BYTES);
+    }
 
     fn small() -> Bundle {
         let mut w = BundleWriter::new(ModelInfo::new("toy", &"0".repeat(64), DIM as u32, 64), 0.3);
