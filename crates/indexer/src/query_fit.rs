@@ -18,6 +18,10 @@ const MAX_TEXTS_PER_CHUNK: usize = 24;
 const MAX_TEXTS: usize = 60_000;
 /// Fewer texts than this and shorter windows are added.
 const MIN_TEXTS: usize = 12_000;
+/// A text is kept only while one of its terms is in fewer kept texts than this: past it, more
+/// texts about the same words cost embedding time and taught the table nothing measurable
+/// (bench/studies/2026-12-07-query-texts.md: 59-68% of the texts' bytes, no set worse).
+const TEXTS_PER_TERM: usize = 16;
 /// Words in a training text.
 const MIN_WORDS: usize = 2;
 const MAX_WORDS: usize = 24;
@@ -56,8 +60,26 @@ pub struct FitReport {
     pub seconds: f64,
 }
 
-/// Short texts to fit on, cut from chunk text and headings. Deterministic.
+/// Short texts to fit on, cut from chunk text and headings, each kept while it still covers
+/// a term that few kept texts have ([`TEXTS_PER_TERM`]). Deterministic.
 pub fn training_texts(engine: &Engine) -> Vec<String> {
+    let mut out = candidate_texts(engine);
+    let mut covered = vec![0usize; engine.num_terms()];
+    out.retain(|t| {
+        let terms = engine.query_terms(&format!("{t} "));
+        let keep = terms.iter().any(|&(id, _)| covered[id] < TEXTS_PER_TERM);
+        if keep {
+            for &(id, _) in &terms {
+                covered[id] += 1;
+            }
+        }
+        keep
+    });
+    out
+}
+
+/// Every text [`training_texts`] chooses from, in chunk order.
+fn candidate_texts(engine: &Engine) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (ci, c) in engine.bundle().chunks().iter().enumerate() {

@@ -161,6 +161,37 @@ fn one_core_or_many_give_the_same_bundle_and_query_table() {
 }
 
 #[test]
+fn the_query_table_fits_on_texts_that_still_teach_it_a_word() {
+    // Sixty sections of sentences drawn from the same six words: once each word is in sixteen
+    // texts, more of them would cost embedding time and teach the table nothing.
+    let docs = tempfile::tempdir().unwrap();
+    let words = ["ferry", "harbour", "tide", "rope", "anchor", "lantern"];
+    let mut state = 7u32;
+    let mut body = String::from("# Boats\n\n");
+    for i in 0..60 {
+        body.push_str(&format!("## Part {i}\n\n"));
+        for _ in 0..4 {
+            let s: Vec<&str> = (0..9)
+                .map(|_| {
+                    state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                    words[(state >> 16) as usize % words.len()]
+                })
+                .collect();
+            body.push_str(&format!("{}. ", s.join(" ")));
+        }
+        body.push_str("\n\n");
+    }
+    write(docs.path(), "boats.md", &body);
+    let out = tempfile::tempdir().unwrap();
+    let r = build_dir(docs.path(), &out.path().join("b"), None).unwrap();
+    let fit = r.query_table.expect("a query table");
+    // Over a thousand different texts are cut (1,153 without the rule); the headings, each
+    // with a number of its own, and a few dozen others are kept.
+    assert!(fit.texts >= 60, "{} texts", fit.texts);
+    assert!(fit.texts <= 200, "{} texts", fit.texts);
+}
+
+#[test]
 fn editing_one_page_embeds_only_its_chunks() {
     let docs = tempfile::tempdir().unwrap();
     sample_docs(docs.path());
