@@ -711,13 +711,18 @@ mod kernel {
 mod tests {
     use super::*;
 
+    /// `k x n` int8 weights spread over the whole range, `step` apart.
+    fn weights(k: usize, n: usize, step: usize) -> Vec<i8> {
+        (0..k * n)
+            .map(|i| ((i * step % 255) as i32 - 127) as i8)
+            .collect()
+    }
+
     /// The layer against f32 arithmetic on the same weights: close, as i16 activations allow.
     #[test]
     fn a_layer_matches_float_arithmetic() {
         let (k, n, t) = (300, 16, 5);
-        let q: Vec<i8> = (0..k * n)
-            .map(|i| ((i * 37 % 255) as i32 - 127) as i8)
-            .collect();
+        let q = weights(k, n, 37);
         let scale: Vec<f32> = (0..n).map(|c| 0.001 * (c + 1) as f32).collect();
         let bias: Vec<f32> = (0..n).map(|c| c as f32 * 0.1 - 0.5).collect();
         let x: Vec<f32> = (0..t * k)
@@ -801,9 +806,7 @@ mod tests {
     #[test]
     fn tokens_together_equal_tokens_alone() {
         let (k, n, t) = (384, 64, 29);
-        let q: Vec<i8> = (0..k * n)
-            .map(|i| ((i * 53 % 255) as i32 - 127) as i8)
-            .collect();
+        let q = weights(k, n, 53);
         let layer = Linear::new(
             &q,
             (0..n).map(|c| 0.002 * (c + 1) as f32).collect(),
