@@ -307,6 +307,9 @@ fn attention_in_order(
     // One head's keys: dimension c of key j at c * n + j, and room for a block read past the
     // last (`Head::dot_block_rows`).
     let mut keys = vec![0f32; d * n + 32];
+    // One head's values, value j at j * d: read in order, not a row of all heads' apart (the
+    // strided reads waited on the cache).
+    let mut values = vec![0f32; d * n];
     for head in 0..heads {
         let cols = head * d..(head + 1) * d;
         for (j, key) in k.chunks_exact(h).enumerate() {
@@ -314,9 +317,12 @@ fn attention_in_order(
                 keys[c * n + j] = x;
             }
         }
+        for (value, row) in values.chunks_exact_mut(d).zip(v.chunks_exact(h)) {
+            value.copy_from_slice(&row[cols.clone()]);
+        }
         let one = Head {
             keys: &keys,
-            v,
+            v: &values,
             n,
             h,
             cols,
@@ -350,6 +356,7 @@ const SCORE_ROWS: usize = 2;
 struct Head<'a> {
     /// Transposed: dimension c of key j at c * n + j.
     keys: &'a [f32],
+    /// This head's values only: dimension c of value j at j * d + c.
     v: &'a [f32],
     n: usize,
     h: usize,
@@ -440,7 +447,8 @@ impl Head<'_> {
         for (r, p) in scores.chunks_exact(n).enumerate().skip(first) {
             let o = &mut out[(i0 + r) * h..][self.cols.clone()];
             for (j, p) in p.iter().enumerate() {
-                let vj = &self.v[j * h..][self.cols.clone()];
+                let d = self.cols.len();
+                let vj = &self.v[j * d..(j + 1) * d];
                 o.iter_mut().zip(vj).for_each(|(a, b)| *a += p * b);
             }
         }
@@ -498,7 +506,7 @@ impl Head<'_> {
     fn weigh_values<const D: usize>(&self, p0: &[f32], p1: &[f32]) -> ([f32; D], [f32; D]) {
         let (mut o0, mut o1) = ([0f32; D], [0f32; D]);
         for (j, (&a, &b)) in p0.iter().zip(p1).enumerate() {
-            let vj = &self.v[j * self.h + self.cols.start..][..D];
+            let vj = &self.v[j * D..][..D];
             for x in 0..D {
                 o0[x] += a * vj[x];
                 o1[x] += b * vj[x];
@@ -525,7 +533,13 @@ fn exp_le0(x: f32) -> f32 {
     // libm's argument reduction for x <= 0: k = round(x / ln 2) past 1.5 ln 2, -1 past
     // 0.5 ln 2, else none (then hi = x and lo = 0 give its unreduced formula exactly).
     let k = if hx > 0x3f85_1592 {
-        (INV_LN2 * x - 0.5) as i32
+        // Within [-126, -0.5] for x in [-87, 0]; beyond (the caller then takes libm's value)
+        // kept in i32's range, so a plain conversion serves: `as`, which saturates, ran eight
+        // scalar conversions for each eight values (half of softmax's instructions).
+        let t = (INV_LN2 * x - 0.5).clamp(-256.0, 0.0);
+        let t = if t.is_nan() { 0.0 } else { t };
+        // SAFETY: t is finite and within i32's range.
+        unsafe { t.to_int_unchecked::<i32>() }
     } else if hx > 0x3eb1_7218 {
         -1
     } else {
