@@ -444,10 +444,10 @@ impl Head<'_> {
                 first = 2 * k + 2;
             }
         }
+        let d = self.cols.len();
         for (r, p) in scores.chunks_exact(n).enumerate().skip(first) {
             let o = &mut out[(i0 + r) * h..][self.cols.clone()];
             for (j, p) in p.iter().enumerate() {
-                let d = self.cols.len();
                 let vj = &self.v[j * d..(j + 1) * d];
                 o.iter_mut().zip(vj).for_each(|(a, b)| *a += p * b);
             }
