@@ -10,7 +10,9 @@ use crate::analyze::{Analyzer, Lang};
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
-use crate::fusion::{best_per_page, pooled_pages, Evidence, Fusion, PageScore};
+use crate::fusion::{
+    best_per_page, keep_within, pooled_pages, Evidence, Fusion, PageScore, KEYWORD_FIRST_WITHIN,
+};
 use crate::model::Manifest;
 use crate::query::Query;
 use crate::script::{mostly_unread, Script};
@@ -373,6 +375,10 @@ impl Engine {
             // One retriever: a page's evidence is its best section's.
             (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
         };
+        let mut page_scores = page_scores;
+        if let (Mode::Hybrid, Some(&(c, _))) = (mode, keyword.first()) {
+            keep_within(&mut page_scores, page_of(c), KEYWORD_FIRST_WITHIN);
+        }
         let mut shown = self.shown(&fused, &page_scores, k, &query, &want);
         // Every shown hit's text, and the best keyword hit's, is needed from here on.
         for &(c, _) in shown.iter().chain(keyword.first()) {
