@@ -46,7 +46,7 @@ fi
 # never resolve); install keeps to the lock for everything that does.
 (cd bench/answers && npm install --no-audit --no-fund --silent --omit=optional)
 bash models/fetch.sh >/dev/null
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 lantern="$root/target/release/lantern"
 
 pids=()

@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 bash models/fetch.sh >/dev/null
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 bin="$root/target/release/lantern"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

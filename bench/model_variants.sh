@@ -20,7 +20,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install --quiet numpy==2.4.6 scipy==1.17.1 safetensors==0.8.0 tokenizers==0.23.3 \
     onnxruntime==1.32.0 brotli==1.2.1
 fi
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 lantern=./target/release/lantern
 work=out/model-variants
 rm -f "$work/sizes.jsonl"

@@ -16,7 +16,7 @@ corpora=../shared/corpora
 lantern="${LANTERN:-}"
 if [ -z "$lantern" ]; then
   if [ -x out/dist/lantern ]; then lantern=out/dist/lantern; else
-    [ -x target/release/lantern ] || cargo build --quiet --release -p lantern-cli
+    [ -x target/release/lantern ] || cargo build --quiet --release --workspace --bin lantern
     lantern=target/release/lantern
   fi
 fi

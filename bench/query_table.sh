@@ -11,7 +11,7 @@ cd "$root"
 shared="${LANTERN_SHARED:-$root/../shared}"
 ranks=("${@:-64 128 256}")
 read -r -a ranks <<<"${ranks[*]}"
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 lantern=./target/release/lantern
 work=out/study
 mkdir -p "$work"

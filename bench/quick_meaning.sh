@@ -12,7 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 shared="${LANTERN_SHARED:-$root/../shared}"
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 lantern=./target/release/lantern
 work=out/quick-meaning
 mkdir -p "$work"

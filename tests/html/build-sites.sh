@@ -23,7 +23,7 @@ if [ ! -x tests/html/.venv/bin/mkdocs ] || [ ! -x tests/html/.venv/bin/sphinx-bu
   tests/html/.venv/bin/pip install --quiet --disable-pip-version-check -r tests/html/requirements.txt
 fi
 lantern=./target/release/lantern
-[ -x "$lantern" ] || cargo build --quiet --release -p lantern-cli
+[ -x "$lantern" ] || cargo build --quiet --release --workspace --bin lantern
 rm -rf "$out"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
