@@ -19,9 +19,9 @@ if [ "${1:-}" = quick ]; then
   cargo fmt --all -- --check
   cargo clippy --workspace --all-targets --release -- -D warnings
   cargo test --workspace --release --lib
-  cargo test --release -p lantern-engine --test engine
+  cargo test --release --workspace --test engine
   cargo test --release -p lantern-engine --features ts --test typescript
-  cargo test --release -p lantern-cli --test messages
+  cargo test --release --workspace --test messages
   exit 0
 fi
 bash models/fetch.sh
@@ -56,7 +56,7 @@ shared=../shared
 if [ -d "$shared/corpora/fastapi-docs/docs/en/docs" ]; then
   $lantern build "$shared/corpora/fastapi-docs/docs/en/docs" --out out/fastapi.lantern --quiet
   $lantern eval --bundle out/fastapi.lantern --golden golden/fastapi.jsonl --max-trail 0.01
-  cargo test --release -p lantern-server --test golden -- --ignored
+  cargo test --release --workspace --test golden -- --ignored
 else
   echo "quality gate: skipped the FastAPI set ($shared/corpora/fastapi-docs not found)"
 fi
@@ -95,9 +95,9 @@ if [ -f out/built/rust-book.lantern ]; then
   export LANTERN_RUST_BOOK_BUNDLE="$PWD/out/rust-book.lantern"
   export LANTERN_RUST_BOOK_GOLDEN="$(cd "$shared/golden" && pwd)/rust-book.jsonl"
   $lantern eval --bundle out/built/rust-book.lantern --golden "$LANTERN_RUST_BOOK_GOLDEN" --max-trail 0.01
-  cargo test --release -p lantern-server --test html -- --ignored
+  cargo test --release --workspace --test html -- --ignored
 else
-  cargo test --release -p lantern-server --test html -- --ignored mkdocs
+  cargo test --release --workspace --test html -- --ignored mkdocs
 fi
 
 # Browser: build the demo site (wasm runtime, UI, pages, bundle), then drive Debian's
