@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use lantern_embedder::{Embedder, Model};
@@ -14,7 +13,8 @@ use lantern_engine::{BundleWriter, Engine, Lang, ModelInfo, PartSizes};
 use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections, ChunkText};
 use crate::config::Config;
-use crate::extract::{extract_source, ParsedPage};
+use crate::extract::{chrome_keys, extract_source, repeated_sections, Chrome, ParsedPage};
+use crate::progress::Progress;
 use crate::query_fit::{self, FitReport};
 use crate::source::{self, SkipReason, Skipped};
 
@@ -57,6 +57,8 @@ pub struct BuildReport {
     pub sizes: PartSizes,
     /// The bundle's size in bytes.
     pub bytes: usize,
+    /// What the site's chrome took out.
+    pub chrome: ChromeReport,
     /// Time spent embedding.
     pub embed_time: Duration,
     /// Time of the whole build.
@@ -91,6 +93,69 @@ fn repeated_index<'a>(
                 && p.title == page.title
         })
         .map(|(other, _, _)| other.rel.as_str())
+}
+
+/// What the site's chrome took out of its pages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChromeReport {
+    /// Block fingerprints found on enough built pages to be the site's chrome.
+    pub blocks: usize,
+    /// Sections left out because the same heading and words are on many pages.
+    pub sections: usize,
+}
+
+/// Every file read into its page and chunks: built pages without the site's chrome (learnt
+/// from all of them first), then sections repeated across pages left out. A file that cannot
+/// be read is named in `skipped`.
+fn extract_pages<'a>(
+    files: &'a [source::SourceFile],
+    slugs: crate::config::SlugStyle,
+    skipped: &mut Vec<Skipped>,
+    split: impl Fn(&ParsedPage) -> Vec<ChunkText>,
+) -> (Vec<Extracted<'a>>, ChromeReport) {
+    let html: Vec<Vec<u64>> = files
+        .iter()
+        .filter(|f| crate::config::is_html_path(&f.rel))
+        .filter_map(|f| std::panic::catch_unwind(|| chrome_keys(&f.text)).ok()?.ok())
+        .collect();
+    let chrome = Chrome::learn(html.iter().map(Vec::as_slice));
+    let mut pages: Vec<(&source::SourceFile, ParsedPage)> = Vec::new();
+    for file in files {
+        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            extract_source(&file.rel, &file.text, slugs, &chrome)
+        }));
+        match parsed {
+            Err(_) => skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: SkipReason::Unparsable,
+            }),
+            Ok(Err(skip)) => skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: skip.into(),
+            }),
+            Ok(Ok(page)) => pages.push((file, page)),
+        }
+    }
+    let sections = repeated_sections(&mut pages.iter_mut().map(|(_, p)| p).collect::<Vec<_>>());
+    let mut extracted = Vec::new();
+    for (file, page) in pages {
+        match std::panic::catch_unwind(AssertUnwindSafe(|| split(&page))) {
+            Err(_) => skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: SkipReason::Unparsable,
+            }),
+            Ok(pieces) if pieces.is_empty() => skipped.push(Skipped {
+                path: file.rel.clone(),
+                reason: SkipReason::NoText,
+            }),
+            Ok(pieces) => extracted.push((file, page, pieces)),
+        }
+    }
+    let report = ChromeReport {
+        blocks: chrome.len(),
+        sections,
+    };
+    (extracted, report)
 }
 
 /// Fits the query table for `engine`'s bundle: short texts of the site, and each term's
@@ -189,19 +254,7 @@ fn embed_cached(
         .filter(|&i| vectors[i].is_none() && seen.insert(keys[i]))
         .collect();
     let reused = texts.len() - vectors.iter().filter(|v| v.is_none()).count();
-    let bar = match progress {
-        Some(name) if !todo.is_empty() => {
-            let bar = ProgressBar::new(todo.len() as u64);
-            bar.set_style(
-                ProgressStyle::with_template(&format!(
-                    "embedding {{bar:30}} {{pos}}/{{len}} {name} ({{per_sec}}, eta {{eta}})"
-                ))
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar
-        }
-        _ => ProgressBar::hidden(),
-    };
+    let bar = Progress::new(progress, todo.len());
     // Texts of like length together, a batch through the encoder at once (the same vectors
     // as one at a time, `Embedder::embed_many`): short texts spend their time reading the
     // weights, which a batch reads once.
@@ -240,7 +293,7 @@ fn embed_cached(
         .into_iter()
         .flatten()
         .collect();
-    bar.finish_and_clear();
+    bar.finish();
     for (i, v) in computed {
         cache.insert(keys[i], v);
     }
@@ -300,30 +353,10 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         .synonyms(opts.config.synonym_list());
     let mut page_sources: Vec<&str> = Vec::new();
     let mut langs: Vec<Lang> = Vec::new();
-    let mut extracted: Vec<Extracted> = Vec::new();
-    for file in &files {
-        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            extract_source(&file.rel, &file.text, opts.config.slugs).map(|page| {
-                let pieces = split_sections(&page.sections, budget, 2, &count);
-                (page, pieces)
-            })
-        }));
-        match parsed {
-            Err(_) => skipped.push(Skipped {
-                path: file.rel.clone(),
-                reason: SkipReason::Unparsable,
-            }),
-            Ok(Err(skip)) => skipped.push(Skipped {
-                path: file.rel.clone(),
-                reason: skip.into(),
-            }),
-            Ok(Ok((_, pieces))) if pieces.is_empty() => skipped.push(Skipped {
-                path: file.rel.clone(),
-                reason: SkipReason::NoText,
-            }),
-            Ok(Ok((page, pieces))) => extracted.push((file, page, pieces)),
-        }
-    }
+    let (extracted, chrome_report) =
+        extract_pages(&files, opts.config.slugs, &mut skipped, |page| {
+            split_sections(&page.sections, budget, 2, &count)
+        });
     for (file, page, pieces) in &extracted {
         if let Some(original) = repeated_index(file, page, &extracted) {
             skipped.push(Skipped {
@@ -469,6 +502,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         warnings,
         sizes: bundle.part_sizes(),
         bytes: bytes.len(),
+        chrome: chrome_report,
         embed_time,
         total_time: started.elapsed(),
     })
@@ -509,6 +543,13 @@ impl std::fmt::Display for BuildReport {
             human_bytes(self.bytes / self.chunks.max(1)),
             self.sizes.shards,
         )?;
+        if self.chrome.blocks + self.chrome.sections > 0 {
+            write!(
+                f,
+                "\n  site chrome left out: {} kinds of block repeated across pages, {} repeated sections",
+                self.chrome.blocks, self.chrome.sections
+            )?;
+        }
         if let Some(q) = &self.query_table {
             write!(
                 f,

@@ -144,11 +144,12 @@ impl Input {
     }
 
     /// Pages generators write that index the docs rather than being part of them: skipped by
-    /// name (Sphinx's indexes of terms and modules; its search page says noindex itself, and
-    /// its `_sources/` copies are not HTML).
+    /// name (Sphinx's indexes of terms and modules, and its `_modules/` pages of highlighted
+    /// source code; its search page says noindex itself, and its `_sources/` copies are not
+    /// HTML).
     pub fn generated_pages(self) -> Vec<String> {
         match self {
-            Input::Html => ["genindex.html", "py-modindex.html"]
+            Input::Html => ["genindex.html", "py-modindex.html", "_modules/**"]
                 .iter()
                 .flat_map(|f| [f.to_string(), format!("**/{f}")])
                 .collect(),

@@ -15,13 +15,14 @@ pub mod extract;
 pub mod model;
 mod output;
 pub mod plan;
+pub(crate) mod progress;
 pub mod publish;
 pub mod query_fit;
 pub mod render;
 pub mod site;
 pub mod source;
 
-pub use build::{build, query_table_path, BuildOptions, BuildReport};
+pub use build::{build, query_table_path, BuildOptions, BuildReport, ChromeReport};
 pub use config::Config;
 pub use output::{remove_stale, split_dir, write_atomic, write_split};
 pub use plan::{BuildFlags, BuildOutcome, BuildPlan};

@@ -83,8 +83,10 @@ pub fn detect_input(root: &Path, config: &Config) -> Result<Input> {
     if config.input != Input::Auto {
         return Ok(config.input);
     }
-    let found = kinds(root, &config.exclude, true)?;
-    Ok(if !found.markdown && found.html {
+    let found = kinds(root, &config.exclude)?;
+    // A built site can carry a stray README.md (a Sphinx theme's, under _static/), and docs
+    // sources an HTML partial or two: the kind with more pages is what the folder is.
+    Ok(if found.html > found.markdown {
         Input::Html
     } else {
         Input::Markdown
@@ -94,23 +96,23 @@ pub fn detect_input(root: &Path, config: &Config) -> Result<Input> {
 /// Whether `root` holds markdown and no HTML page: docs sources, not a built site (what
 /// `lantern build SITE` refuses to publish into).
 pub fn holds_markdown_only(root: &Path) -> bool {
-    kinds(root, &[], false).is_ok_and(|k| k.markdown && !k.html)
+    kinds(root, &[]).is_ok_and(|k| k.markdown > 0 && k.html == 0)
 }
 
-/// The kinds of page a folder holds, by the default include globs.
+/// How many pages of each kind a folder holds, by the default include globs.
 struct Kinds {
-    markdown: bool,
-    html: bool,
+    markdown: usize,
+    html: usize,
 }
 
-/// One walk for both questions; `markdown_wins` stops at the first markdown file.
-fn kinds(root: &Path, exclude: &[String], markdown_wins: bool) -> Result<Kinds> {
+/// One walk for both questions.
+fn kinds(root: &Path, exclude: &[String]) -> Result<Kinds> {
     let exclude = globset(exclude)?;
     let markdown = globset(&Input::Markdown.default_include())?;
     let html = globset(&Input::Html.default_include())?;
     let mut found = Kinds {
-        markdown: false,
-        html: false,
+        markdown: 0,
+        html: 0,
     };
     for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
         let Ok(rel) = entry.path().strip_prefix(root) else {
@@ -121,11 +123,8 @@ fn kinds(root: &Path, exclude: &[String], markdown_wins: bool) -> Result<Kinds> 
         if !entry.file_type().is_file() || exclude.is_match(&rel) {
             continue;
         }
-        found.markdown |= markdown.is_match(&rel);
-        found.html |= html.is_match(&rel);
-        if found.markdown && (markdown_wins || found.html) {
-            break;
-        }
+        found.markdown += markdown.is_match(&rel) as usize;
+        found.html += html.is_match(&rel) as usize;
     }
     Ok(found)
 }
@@ -259,7 +258,21 @@ mod tests {
         ] {
             std::fs::write(dir.path().join(f), "<html><body><h1>x</h1></body></html>").unwrap();
         }
+        // Sphinx's highlighted sources, and a theme's README among its static files.
+        std::fs::create_dir_all(dir.path().join("_modules/pkg")).unwrap();
+        std::fs::write(
+            dir.path().join("_modules/pkg/core.html"),
+            "<html>code</html>",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("_static/font")).unwrap();
+        std::fs::write(dir.path().join("_static/font/README.md"), "# Font").unwrap();
         let c = collect(dir.path(), &Config::default()).unwrap();
+        assert_eq!(
+            c.input,
+            Input::Html,
+            "a stray README does not make a built site markdown"
+        );
         let rels: Vec<&str> = c.files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, ["api/client.html", "index.html"]);
         // The generated indexes are named skips; the error page is left out quietly.
@@ -268,9 +281,20 @@ mod tests {
             .iter()
             .map(|s| (s.path.as_str(), s.reason.to_string()))
             .collect();
-        assert_eq!(skipped.len(), 3, "{skipped:?}");
+        assert_eq!(skipped.len(), 4, "{skipped:?}");
         assert!(skipped
             .iter()
-            .all(|(p, why)| p.ends_with("index.html") && why.contains("generated index")));
+            .all(|(p, why)| p.ends_with(".html") && why.contains("generated index")));
+    }
+
+    #[test]
+    fn docs_sources_with_an_html_partial_stay_markdown() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["index.md", "guide.md", "main.html"] {
+            std::fs::write(dir.path().join(f), "# x\n\ntext\n").unwrap();
+        }
+        let c = collect(dir.path(), &Config::default()).unwrap();
+        assert_eq!(c.input, Input::Markdown);
+        assert!(!holds_markdown_only(dir.path()));
     }
 }

@@ -16,6 +16,7 @@
 use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
 
+use super::chrome::{self, Chrome};
 use super::{assemble, collapse_ws, ensure_blank_line, is_directive, ParsedPage, RawSection};
 
 /// Why a built page is not indexed although it parsed.
@@ -143,10 +144,23 @@ fn selector(css: &str) -> Selector {
     Selector::parse(css).expect("a valid built-in selector")
 }
 
+/// ARIA landmarks that are never the content, whatever element carries them (Sphinx themes
+/// mark their sidebars `role="navigation"` on a `<div>`).
+const CHROME_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "search",
+    "complementary",
+];
+
 fn ignored(node: ego_tree::NodeRef<'_, Node>, el: &scraper::node::Element) -> bool {
     if el.attr("data-lantern-ignore").is_some()
         || el.attr("data-pagefind-ignore").is_some()
         || el.attr("hidden").is_some()
+        || el
+            .attr("role")
+            .is_some_and(|r| CHROME_ROLES.contains(&r.trim().to_ascii_lowercase().as_str()))
     {
         return true;
     }
@@ -166,8 +180,9 @@ fn ignored(node: ego_tree::NodeRef<'_, Node>, el: &scraper::node::Element) -> bo
     SKIPPED.contains(&el.name())
 }
 
-/// Reads one built page. `fallback_title` names a page with no heading and no `<title>`.
-pub fn parse_html(text: &str, fallback_title: &str) -> Result<ParsedPage, HtmlSkip> {
+/// Parses a page that is to be indexed: refused when too deep to parse cheaply, marked
+/// noindex or a redirect.
+fn open(text: &str) -> Result<Html, HtmlSkip> {
     let depth = nesting_depth(text);
     if depth > MAX_DEPTH {
         return Err(HtmlSkip::TooDeep(depth));
@@ -182,6 +197,23 @@ pub fn parse_html(text: &str, fallback_title: &str) -> Result<ParsedPage, HtmlSk
             return Err(HtmlSkip::Redirect);
         }
     }
+    Ok(doc)
+}
+
+/// The fingerprints of a built page's blocks, for [`Chrome::learn`] over the whole site.
+pub fn chrome_keys(text: &str) -> Result<Vec<u64>, HtmlSkip> {
+    let doc = open(text)?;
+    Ok(chrome::page_keys(&content_roots(&doc), ignored))
+}
+
+/// Reads one built page, leaving out the site's `chrome` (and the page's own table of
+/// contents). `fallback_title` names a page with no heading and no `<title>`.
+pub fn parse_html(
+    text: &str,
+    fallback_title: &str,
+    chrome: &Chrome,
+) -> Result<ParsedPage, HtmlSkip> {
+    let doc = open(text)?;
     let lang = doc
         .root_element()
         .attr("lang")
@@ -197,7 +229,9 @@ pub fn parse_html(text: &str, fallback_title: &str) -> Result<ParsedPage, HtmlSk
         .map(|e| collapse_ws(&e.text().collect::<String>()))
         .find(|t| !t.is_empty());
 
-    let mut raws = sections(&content_roots(&doc));
+    let roots = content_roots(&doc);
+    let hidden = chrome.hidden(&roots, ignored);
+    let mut raws = sections(&roots, &hidden);
     for raw in &mut raws {
         if raw.text.lines().any(is_directive) {
             raw.text = raw
@@ -251,7 +285,10 @@ fn content_roots(doc: &Html) -> Vec<ElementRef<'_>> {
 
 /// Cuts the roots' text at headings. Anchors are the heading's id, else an id or name inside
 /// it, else the nearest element before it that has an id (a wrapping `<section id>`).
-fn sections(roots: &[ElementRef<'_>]) -> Vec<RawSection> {
+fn sections(
+    roots: &[ElementRef<'_>],
+    hidden: &std::collections::HashSet<ego_tree::NodeId>,
+) -> Vec<RawSection> {
     let mut raws = vec![RawSection {
         level: 0,
         heading: String::new(),
@@ -281,7 +318,7 @@ fn sections(roots: &[ElementRef<'_>]) -> Vec<RawSection> {
                             }
                         }
                         Node::Element(el) => {
-                            if ignored(node, el) {
+                            if ignored(node, el) || hidden.contains(&node.id()) {
                                 skipping = Some(node.id());
                                 continue;
                             }
@@ -454,7 +491,7 @@ mod tests {
     use super::*;
 
     fn parse(html: &str) -> ParsedPage {
-        parse_html(html, "Fallback").expect("indexed")
+        parse_html(html, "Fallback", &Chrome::none()).expect("indexed")
     }
 
     fn summary(p: &ParsedPage) -> Vec<(String, String, String)> {
@@ -592,9 +629,15 @@ mod tests {
     #[test]
     fn noindex_and_redirect_pages_are_named_skips() {
         let noindex = r#"<html><head><meta name="robots" content="noindex"></head><body><main><p>x</p></main></body></html>"#;
-        assert_eq!(parse_html(noindex, "x"), Err(HtmlSkip::NoIndex));
+        assert_eq!(
+            parse_html(noindex, "x", &Chrome::none()),
+            Err(HtmlSkip::NoIndex)
+        );
         let redirect = r#"<html><head><meta http-equiv="refresh" content="0; url=a.html"></head><body>moved</body></html>"#;
-        assert_eq!(parse_html(redirect, "x"), Err(HtmlSkip::Redirect));
+        assert_eq!(
+            parse_html(redirect, "x", &Chrome::none()),
+            Err(HtmlSkip::Redirect)
+        );
     }
 
     #[test]
@@ -607,9 +650,15 @@ mod tests {
     #[test]
     fn broken_and_hostile_html_does_not_panic() {
         let deep = "<div>".repeat(100_000) + "deep text" + &"</div>".repeat(10);
-        assert_eq!(parse_html(&deep, "x"), Err(HtmlSkip::TooDeep(100_000)));
+        assert_eq!(
+            parse_html(&deep, "x", &Chrome::none()),
+            Err(HtmlSkip::TooDeep(100_000))
+        );
         let bold = "<b>".repeat(100_000) + "x";
-        assert!(matches!(parse_html(&bold, "x"), Err(HtmlSkip::TooDeep(_))));
+        assert!(matches!(
+            parse_html(&bold, "x", &Chrome::none()),
+            Err(HtmlSkip::TooDeep(_))
+        ));
         // The slash does not close a div, and stray end tags close nothing: refused by the
         // scan before the tree builder sees them.
         for deep in [
@@ -617,7 +666,10 @@ mod tests {
             "<div></b></i>".repeat(100_000) + "x",
         ] {
             assert!(
-                matches!(parse_html(&deep, "x"), Err(HtmlSkip::TooDeep(_))),
+                matches!(
+                    parse_html(&deep, "x", &Chrome::none()),
+                    Err(HtmlSkip::TooDeep(_))
+                ),
                 "{}",
                 &deep[..20]
             );
@@ -627,7 +679,7 @@ mod tests {
             "<svg>{}</svg><p>after</p>",
             "<path d='M0 0'/>".repeat(5_000)
         );
-        assert!(parse_html(&drawing, "x").is_ok());
+        assert!(parse_html(&drawing, "x", &Chrome::none()).is_ok());
         // Deep but allowed, and unclosed paragraphs and list items do not count.
         let ok = "<div>".repeat(MAX_DEPTH) + "deep text" + &"<p>para<li>item".repeat(5_000);
         let p = parse(&ok);
@@ -643,7 +695,7 @@ mod tests {
             "<pre><pre>x</pre>",
             "<template><h1>t</h1></template><main></main>",
         ] {
-            let _ = parse_html(src, "x");
+            let _ = parse_html(src, "x", &Chrome::none());
         }
     }
 }

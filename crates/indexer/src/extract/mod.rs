@@ -3,10 +3,12 @@
 //! generator); everything after this (chunking, embedding, the bundle) is the same for both.
 //! Both formats hand their headings to [`assemble`], so titles and breadcrumbs follow one rule.
 
+mod chrome;
 mod html;
 mod markdown;
 
-pub use html::{parse_html, HtmlSkip};
+pub use chrome::{repeated_sections, Chrome};
+pub use html::{chrome_keys, parse_html, HtmlSkip};
 pub use markdown::{clean_source, parser, title_from_path, FrontMatter};
 
 use crate::config::{is_html_path, SlugStyle};
@@ -60,11 +62,17 @@ pub fn extract(text: &str, fallback_title: &str, slugs: SlugStyle) -> ParsedPage
     markdown::parse_markdown(text, fallback_title, slugs)
 }
 
-/// Reads one source file of either format, by its extension.
-pub fn extract_source(rel: &str, text: &str, slugs: SlugStyle) -> Result<ParsedPage, HtmlSkip> {
+/// Reads one source file of either format, by its extension; a built page without the site's
+/// `chrome`.
+pub fn extract_source(
+    rel: &str,
+    text: &str,
+    slugs: SlugStyle,
+    chrome: &Chrome,
+) -> Result<ParsedPage, HtmlSkip> {
     let fallback = title_from_path(rel);
     if is_html_path(rel) {
-        parse_html(text, &fallback)
+        parse_html(text, &fallback, chrome)
     } else {
         Ok(extract(text, &fallback, slugs))
     }
