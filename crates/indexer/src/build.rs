@@ -100,7 +100,7 @@ fn repeated_index<'a>(
 pub struct ChromeReport {
     /// Block fingerprints found on enough built pages to be the site's chrome.
     pub blocks: usize,
-    /// Sections left out because the same heading and words are on many pages.
+    /// Copies left out of sections whose heading and words are on many built pages.
     pub sections: usize,
 }
 
@@ -136,7 +136,14 @@ fn extract_pages<'a>(
             Ok(Ok(page)) => pages.push((file, page)),
         }
     }
-    let sections = repeated_sections(&mut pages.iter_mut().map(|(_, p)| p).collect::<Vec<_>>());
+    // Built pages only: markdown repeats a section on purpose (an include), a theme by habit.
+    let sections = repeated_sections(
+        &mut pages
+            .iter_mut()
+            .filter(|(f, _)| crate::config::is_html_path(&f.rel))
+            .map(|(_, p)| p)
+            .collect::<Vec<_>>(),
+    );
     let mut extracted = Vec::new();
     for (file, page) in pages {
         match std::panic::catch_unwind(AssertUnwindSafe(|| split(&page))) {
@@ -546,7 +553,7 @@ impl std::fmt::Display for BuildReport {
         if self.chrome.blocks + self.chrome.sections > 0 {
             write!(
                 f,
-                "\n  site chrome left out: {} kinds of block repeated across pages, {} repeated sections",
+                "\n  site chrome left out: {} kinds of block repeated across pages, {} copies of repeated sections",
                 self.chrome.blocks, self.chrome.sections
             )?;
         }

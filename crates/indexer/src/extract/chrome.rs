@@ -299,9 +299,10 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Leaves out of `pages` the sections that repeat on enough of them: the same heading over the
-/// same words ("Last update:" over a date in a theme's sidebar), in any input format. Returns
-/// how many sections went.
+/// Leaves the sections that repeat on enough of `pages` on the first page alone: the same
+/// heading over the same words ("Last update:" over a date in a theme's sidebar, an options
+/// block a generator writes on every command's page). One copy stays findable; the others
+/// only crowded results with ties. Returns how many sections went.
 pub fn repeated_sections(pages: &mut [&mut super::ParsedPage]) -> usize {
     let key = |s: &super::Section| {
         let mut h = DefaultHasher::new();
@@ -329,18 +330,14 @@ pub fn repeated_sections(pages: &mut [&mut super::ParsedPage]) -> usize {
     if repeated.is_empty() {
         return 0;
     }
+    let mut kept: HashSet<u64> = HashSet::new();
     let mut dropped = 0;
     for page in pages.iter_mut() {
         let before = page.sections.len();
-        // A page made only of repeated sections keeps them: it is then the one that has them.
-        if page
-            .sections
-            .iter()
-            .all(|s| repeated.keys.contains(&key(s)))
-        {
-            continue;
-        }
-        page.sections.retain(|s| !repeated.keys.contains(&key(s)));
+        page.sections.retain(|s| {
+            let k = key(s);
+            !repeated.keys.contains(&k) || kept.insert(k)
+        });
         dropped += before - page.sections.len();
     }
     dropped
@@ -504,14 +501,15 @@ mod tests {
         });
         assert_clean(
             &pages,
-            &[
-                "documentation",
-                "previous",
-                "sidebar words",
-                "Last update",
-                "Limits",
-            ],
+            &["documentation", "previous", "sidebar words", "Limits"],
         );
+        // The theme's "Last update:" box stays once, on the first page.
+        let updates: Vec<bool> = pages
+            .iter()
+            .map(|p| all_text(p).contains("Last update"))
+            .collect();
+        assert_eq!(updates.iter().filter(|&&u| u).count(), 1, "{updates:?}");
+        assert!(updates[0]);
         // The page's own headings are still sections.
         assert!(pages[0].sections.iter().any(|s| s.anchor == "a"));
     }
@@ -540,7 +538,7 @@ mod tests {
     }
 
     #[test]
-    fn sections_repeated_across_pages_are_dropped_unless_a_page_has_nothing_else() {
+    fn sections_repeated_across_pages_stay_on_the_first_page_alone() {
         let html = |this: &str| {
             format!(
                 r#"<html><body><main><h1>{this}</h1><p>It explains {this} in depth.</p>
@@ -551,21 +549,12 @@ mod tests {
             .iter()
             .map(|t| parse_html(&html(t), "x", &Chrome::none()).unwrap())
             .collect();
-        pages.push(ParsedPage {
-            title: "Feedback".into(),
-            sections: pages[0].sections[1..].to_vec(),
-            ..Default::default()
-        });
         let dropped = repeated_sections(&mut pages.iter_mut().collect::<Vec<_>>());
-        assert_eq!(dropped, TOPICS.len());
-        assert!(pages[..TOPICS.len()]
+        assert_eq!(dropped, TOPICS.len() - 1);
+        assert!(all_text(&pages[0]).contains("helpful"));
+        assert!(pages[1..]
             .iter()
             .all(|p| p.sections.len() == 1 && !all_text(p).contains("helpful")));
-        assert_eq!(
-            pages.last().unwrap().sections.len(),
-            1,
-            "the page of its own keeps it"
-        );
     }
 
     #[test]
