@@ -177,16 +177,26 @@ impl std::str::FromStr for SlugStyle {
     }
 }
 
+/// Most bytes a configuration may have: a real one is a few hundred (a long synonym list a
+/// few dozen KB); `/dev/zero` named as one must not fill the memory.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 impl Config {
-    /// Reads `path`, or the defaults when it does not exist.
+    /// Reads the docs folder's own `path` (`lantern.toml`), or the defaults when there is none.
     pub fn load(path: &Path) -> Result<Config> {
-        let config: Config = match std::fs::read_to_string(path) {
-            Ok(text) => {
-                toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Config::default(),
-            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-        };
+        if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        {
+            return Ok(Config::default());
+        }
+        Self::load_named(path)
+    }
+
+    /// Reads a configuration the user named (`--config`): one that does not exist is an error,
+    /// as the base URL and synonyms it was meant to carry would otherwise be silently dropped.
+    pub fn load_named(path: &Path) -> Result<Config> {
+        let text = crate::files::read_user_text(path, MAX_CONFIG_BYTES, "configuration")?;
+        let config: Config =
+            toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
         config
             .validate()
             .with_context(|| format!("in {}", path.display()))?;
@@ -418,5 +428,41 @@ mod tests {
         assert_eq!(c.input, Input::Html);
         assert_eq!(c.urls, UrlStyle::Directory);
         assert!(c.include.is_empty());
+    }
+
+    #[test]
+    fn a_named_configuration_must_be_a_small_regular_file_that_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        // The docs' own lantern.toml may be absent; a named one may not.
+        assert!(Config::load(&dir.path().join(CONFIG_FILE)).is_ok());
+        let err = format!(
+            "{:#}",
+            Config::load_named(&dir.path().join("lantern.tmol")).unwrap_err()
+        );
+        assert!(err.contains("lantern.tmol"), "{err}");
+        #[cfg(unix)]
+        {
+            let started = std::time::Instant::now();
+            let fifo = dir.path().join(CONFIG_FILE);
+            assert!(std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success());
+            for named in [fifo.as_path(), Path::new("/dev/zero")] {
+                let err = format!("{:#}", Config::load_named(named).unwrap_err());
+                assert!(err.contains("not a regular file"), "{err}");
+            }
+            // The docs' own lantern.toml as a FIFO is refused too, not waited on.
+            assert!(Config::load(&fifo).is_err());
+            assert!(started.elapsed().as_secs() < 5);
+            let big = dir.path().join("big.toml");
+            std::fs::File::create(&big)
+                .unwrap()
+                .set_len(MAX_CONFIG_BYTES + 1)
+                .unwrap();
+            let err = format!("{:#}", Config::load_named(&big).unwrap_err());
+            assert!(err.contains("at most"), "{err}");
+        }
     }
 }

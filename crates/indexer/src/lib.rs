@@ -12,6 +12,7 @@ pub mod cache;
 pub mod chunk;
 pub mod config;
 pub mod extract;
+pub mod files;
 pub mod model;
 mod output;
 pub mod plan;

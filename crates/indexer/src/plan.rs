@@ -81,11 +81,10 @@ impl BuildPlan {
     /// Reads the configuration (`lantern.toml` or `--config`), lays the flags over it and
     /// checks the site, all before a model loads or anything is written.
     pub fn new(flags: BuildFlags) -> Result<Self> {
-        let path = flags
-            .config
-            .clone()
-            .unwrap_or_else(|| flags.docs.join(CONFIG_FILE));
-        let mut config = Config::load(&path)?;
+        let mut config = match &flags.config {
+            Some(named) => Config::load_named(named)?,
+            None => Config::load(&flags.docs.join(CONFIG_FILE))?,
+        };
         if !flags.include.is_empty() {
             config.include = flags.include.clone();
         }

@@ -69,10 +69,13 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D:
 /// The kinds of question a golden set may label, in report order.
 pub const TYPES: [&str; 4] = ["lexical", "paraphrase", "exact", "unanswerable"];
 
+/// Most bytes a golden file may have (the largest here is 20 KB).
+pub const MAX_GOLDEN_BYTES: u64 = 16 * 1024 * 1024;
+
 /// Reads a JSONL golden file; blank lines and `//` comment lines are allowed.
 pub fn load_golden(path: &Path) -> Result<Vec<Question>> {
     let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        lantern_indexer::files::read_user_text(path, MAX_GOLDEN_BYTES, "labelled questions")?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
