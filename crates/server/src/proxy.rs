@@ -92,6 +92,72 @@ impl ProxyConfig {
     }
 }
 
+/// The longest deadline the proxy takes, in seconds (a day): far past any answer, and far from
+/// the instants a huge one would overflow when added to the time of a request.
+pub const MAX_DEADLINE_SECS: u64 = 24 * 60 * 60;
+
+impl ProxyConfig {
+    /// Refuses settings that would fail every request or that a browser could never match, and
+    /// writes each allowed origin as browsers send it (`https://docs.example.com`, no slash, no
+    /// default port). Run before the proxy serves, so a typo stops it at start.
+    pub fn validate(&mut self) -> anyhow::Result<()> {
+        for (flag, d) in [
+            ("--first-token-timeout", self.first_token_timeout),
+            ("--idle-timeout", self.idle_timeout),
+            ("--answer-timeout", self.answer_timeout),
+        ] {
+            if d.is_zero() || d.as_secs() > MAX_DEADLINE_SECS {
+                anyhow::bail!(
+                    "{flag} must be from 1 to {MAX_DEADLINE_SECS} seconds, not {}",
+                    d.as_secs()
+                );
+            }
+        }
+        if self.rate_per_minute == 0 {
+            anyhow::bail!("--rate must be at least 1 request a minute");
+        }
+        let upstream = reqwest::Url::parse(&self.upstream)
+            .map_err(|e| anyhow::anyhow!("--upstream {:?} is not a URL ({e})", self.upstream))?;
+        if !matches!(upstream.scheme(), "http" | "https") || upstream.host_str().is_none() {
+            anyhow::bail!(
+                "--upstream must be an http(s) URL with a host, such as https://api.openai.com/v1, not {}",
+                crate::mcp::remote::without_credentials(&upstream)
+            );
+        }
+        self.allowed_origins = self
+            .allowed_origins
+            .iter()
+            .map(|o| normalized_origin(o))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(())
+    }
+}
+
+/// An `--allow-origin` as a browser's `Origin` header writes it.
+fn normalized_origin(given: &str) -> anyhow::Result<String> {
+    let given = given.trim();
+    if given == "*" {
+        anyhow::bail!(
+            "--allow-origin '*' is not supported: the proxy spends your model's budget, so name \
+             each site that may ask (e.g. --allow-origin https://docs.example.com)"
+        );
+    }
+    let url = reqwest::Url::parse(given)
+        .map_err(|e| anyhow::anyhow!("--allow-origin {given:?} is not an origin ({e})"))?;
+    let bare = url.path() == "/" && url.query().is_none() && url.fragment().is_none();
+    if !matches!(url.scheme(), "http" | "https")
+        || url.host_str().is_none()
+        || !url.username().is_empty()
+        || url.password().is_some()
+        || !bare
+    {
+        anyhow::bail!(
+            "--allow-origin {given:?} is not an origin: write the scheme and host only, such as https://docs.example.com"
+        );
+    }
+    Ok(url.origin().ascii_serialization())
+}
+
 /// Default deadlines, chosen from a model on a CPU (#57: SmolLM2-135M and Qwen2.5-Coder
 /// 0.5B/1.5B on two cores, 20-38 s to a first token for the 1.5B one, a few tokens a second);
 /// a hosted API answers well within them.
@@ -252,17 +318,21 @@ pub fn router(config: ProxyConfig) -> Router {
 }
 
 /// Serves the proxy until Ctrl-C; prints the bound address first.
-pub fn run(config: ProxyConfig, addr: SocketAddr) -> anyhow::Result<()> {
+pub fn run(mut config: ProxyConfig, addr: SocketAddr) -> anyhow::Result<()> {
+    config.validate()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr).await?;
+        let upstream = reqwest::Url::parse(&config.upstream)
+            .map(|u| crate::mcp::remote::without_credentials(&u).to_string())
+            .unwrap_or_default();
         println!(
             "lantern proxy at http://{}/ -> {} ({})",
             listener.local_addr()?,
-            config.upstream,
+            upstream.trim_end_matches('/'),
             config.model
         );
         if config.api_key.is_none() {
@@ -637,6 +707,71 @@ mod tests {
             since_prune: AtomicU32::new(0),
             config: ProxyConfig::new("http://127.0.0.1:9/v1", "m"),
         }
+    }
+
+    #[test]
+    fn settings_that_fail_every_request_are_refused_at_start() {
+        let checked = |f: &dyn Fn(&mut ProxyConfig)| {
+            let mut c = ProxyConfig::new("http://127.0.0.1:9/v1", "m");
+            f(&mut c);
+            c.validate()
+                .map(|_| c.allowed_origins)
+                .map_err(|e| e.to_string())
+        };
+        let huge = Duration::from_secs(u64::MAX);
+        for (flag, set) in [
+            (
+                "--first-token-timeout",
+                &(|c: &mut ProxyConfig| c.first_token_timeout = huge) as &dyn Fn(&mut ProxyConfig),
+            ),
+            ("--idle-timeout", &|c: &mut ProxyConfig| {
+                c.idle_timeout = Duration::ZERO
+            }),
+            ("--answer-timeout", &|c: &mut ProxyConfig| {
+                c.answer_timeout = huge
+            }),
+        ] {
+            let err = checked(set).unwrap_err();
+            assert!(err.contains(flag), "{err}");
+        }
+        assert!(checked(&|c| c.rate_per_minute = 0)
+            .unwrap_err()
+            .contains("--rate"));
+        for bad in ["not a url", "file:///etc/passwd", "ftp://host/v1"] {
+            let err = checked(&|c| c.upstream = bad.into()).unwrap_err();
+            assert!(err.contains("--upstream"), "{bad}: {err}");
+        }
+        let err = checked(&|c| c.upstream = "ftp://user:secret@host/v1".into()).unwrap_err();
+        assert!(!err.contains("secret"), "{err}");
+        let err = checked(&|c| c.allowed_origins = vec!["*".into()]).unwrap_err();
+        assert!(err.contains("'*' is not supported"), "{err}");
+        for bad in [
+            "https://docs.example.com/search",
+            "docs.example.com",
+            "https://u:p@x.org",
+        ] {
+            let err = checked(&|c| c.allowed_origins = vec![bad.into()]).unwrap_err();
+            assert!(err.contains("not an origin"), "{bad}: {err}");
+        }
+        // Written as a browser writes its Origin header.
+        let origins = checked(&|c| {
+            c.allowed_origins = vec![
+                "https://Docs.Example.com/".into(),
+                "http://localhost:8080".into(),
+                "https://x.org:443".into(),
+            ]
+        })
+        .unwrap();
+        assert_eq!(
+            origins,
+            [
+                "https://docs.example.com",
+                "http://localhost:8080",
+                "https://x.org"
+            ]
+        );
+        // The defaults pass.
+        assert!(checked(&|_| {}).is_ok());
     }
 
     #[test]
