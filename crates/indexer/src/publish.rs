@@ -150,6 +150,13 @@ pub fn lock_site(site: &Path) -> Result<SiteLock> {
 /// Folders under [`PUBLISH_FOLDER`] that a publish writes into.
 const WRITTEN_FOLDERS: [&str; 5] = ["model", "pkg", "ui", "ui-intl", "search.lantern.d"];
 
+/// Whether `real` (a canonical path) is the file system's root or the user's home: never a
+/// site, and a folder whose every file a mistyped command would publish into or serve.
+pub fn is_root_or_home(real: &Path) -> bool {
+    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
+    real.parent().is_none() || home.as_deref() == Some(real)
+}
+
 /// Checks `site` before anything is written into it: a real folder that is not the file
 /// system's root or the user's home (a mistyped path would publish into them), whose
 /// [`PUBLISH_FOLDER`] and the folders in it, where they exist, are real folders too: a symbolic
@@ -161,8 +168,7 @@ pub fn check_site(site: &Path) -> Result<()> {
     if !real.is_dir() {
         bail!("{} is not a folder", site.display());
     }
-    let home = std::env::var_os("HOME").and_then(|h| PathBuf::from(h).canonicalize().ok());
-    if real.parent().is_none() || home.as_deref() == Some(real.as_path()) {
+    if is_root_or_home(&real) {
         bail!(
             "{} is not a built site: point lantern at your generator's output folder (site/, book/, public/...)",
             real.display()

@@ -118,8 +118,12 @@ pub fn router(root: &Path) -> Result<Router> {
 /// Serves `root` at `addr` until Ctrl-C. Port 0 picks a free port; the address actually bound is
 /// printed as the first line, for scripts and tests.
 pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
-    if !root.is_dir() {
-        anyhow::bail!("{} is not a folder", root.display());
+    check_root(&root)?;
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "note: serving on {addr}, not a loopback address: other machines that reach this one can read every file under {}",
+            root.display()
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -138,6 +142,24 @@ pub fn serve(root: PathBuf, addr: SocketAddr) -> Result<()> {
         .await;
         Ok(())
     })
+}
+
+/// Refuses a folder that is not one, and the file system's root or the user's home, which
+/// would put every file in them (keys, `/etc/passwd`) on the network.
+fn check_root(root: &std::path::Path) -> Result<()> {
+    if !root.is_dir() {
+        anyhow::bail!("{} is not a folder", root.display());
+    }
+    let real = root
+        .canonicalize()
+        .with_context(|| format!("opening {}", root.display()))?;
+    if lantern_indexer::publish::is_root_or_home(&real) {
+        anyhow::bail!(
+            "refusing to serve {}: it would put every file in it on the network; serve the built site's folder",
+            real.display()
+        );
+    }
+    Ok(())
 }
 
 /// How long a connection may take to send a request's headers: a client sending them a byte
@@ -181,6 +203,22 @@ pub async fn serve_on(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_and_home_folders_are_never_served() {
+        for dir in ["/", "/tmp/.."] {
+            let err = check_root(std::path::Path::new(dir))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("refusing to serve /"), "{err}");
+        }
+        if let Some(home) = std::env::var_os("HOME").filter(|h| std::path::Path::new(h).is_dir()) {
+            assert!(check_root(std::path::Path::new(&home)).is_err());
+        }
+        let site = tempfile::tempdir().unwrap();
+        assert!(check_root(site.path()).is_ok());
+        assert!(check_root(&site.path().join("missing")).is_err());
+    }
 
     #[test]
     fn hidden_long_double_slash_and_escaping_paths_are_refused() {
