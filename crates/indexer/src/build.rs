@@ -372,6 +372,14 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
             });
             continue;
         }
+        if page.cut_headings > 0 {
+            warnings.push(format!(
+                "{}: {} headings longer than {} characters were cut to that length",
+                file.rel,
+                page.cut_headings,
+                crate::extract::MAX_HEADING_CHARS
+            ));
+        }
         if page.folded_sections > 0 {
             warnings.push(format!(
                 "{}: {} headings past the first {} sections of the page were folded into its last section (searchable, without links of their own)",

@@ -218,6 +218,32 @@ pub fn collect(root: &Path, config: &Config) -> Result<Collected> {
     })
 }
 
+/// `bytes` decoded as UTF-16 when they open with its byte order mark (`None` when they do
+/// not; `Some(None)` when they do but are not valid UTF-16).
+fn utf16_with_bom(bytes: &[u8]) -> Option<Option<String>> {
+    let little = match bytes {
+        [0xFF, 0xFE, ..] => true,
+        [0xFE, 0xFF, ..] => false,
+        _ => return None,
+    };
+    let body = &bytes[2..];
+    if body.len() % 2 != 0 {
+        return Some(None);
+    }
+    let units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    Some(
+        char::decode_utf16(units)
+            .collect::<Result<String, _>>()
+            .ok(),
+    )
+}
+
 /// The file as text, or why it cannot be indexed.
 fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, SkipReason> {
     let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
@@ -229,6 +255,10 @@ fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, SkipRea
         });
     }
     let bytes = std::fs::read(path).map_err(unreadable)?;
+    // UTF-16 with its byte order mark (some Windows editors save HTML so): text, not binary.
+    if let Some(text) = utf16_with_bom(&bytes) {
+        return text.ok_or(SkipReason::NotUtf8(0));
+    }
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(SkipReason::Binary);
     }
@@ -285,6 +315,24 @@ mod tests {
         assert!(skipped
             .iter()
             .all(|(p, why)| p.ends_with(".html") && why.contains("generated index")));
+    }
+
+    #[test]
+    fn utf16_pages_with_a_bom_are_read_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = "<html><body><h1>Größe</h1><p>text</p></body></html>";
+        let mut le = vec![0xFF, 0xFE];
+        le.extend(page.encode_utf16().flat_map(u16::to_le_bytes));
+        let mut be = vec![0xFE, 0xFF];
+        be.extend(page.encode_utf16().flat_map(u16::to_be_bytes));
+        std::fs::write(dir.path().join("le.html"), le).unwrap();
+        std::fs::write(dir.path().join("be.html"), be).unwrap();
+        // A lone surrogate is no text: a named skip, not a panic.
+        std::fs::write(dir.path().join("bad.html"), [0xFF, 0xFE, 0x00, 0xD8]).unwrap();
+        let c = collect(dir.path(), &Config::default()).unwrap();
+        let texts: Vec<&str> = c.files.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(texts, [page, page]);
+        assert_eq!(c.skipped.len(), 1, "{:?}", c.skipped);
     }
 
     #[test]

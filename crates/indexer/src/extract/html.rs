@@ -252,6 +252,7 @@ pub fn parse_html(
         sections: page.sections,
         anchors: page.anchors,
         folded_sections: page.folded_sections,
+        cut_headings: page.cut_headings,
         meta: pairs(&doc, "[data-lantern-meta], [data-pagefind-meta]", "meta"),
         filters: pairs(
             &doc,

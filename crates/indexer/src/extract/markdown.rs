@@ -286,6 +286,7 @@ pub fn parse_markdown(src: &str, fallback_title: &str, slugs: SlugStyle) -> Pars
         sections: page.sections,
         anchors: page.anchors,
         folded_sections: page.folded_sections,
+        cut_headings: page.cut_headings,
         ..ParsedPage::default()
     }
 }

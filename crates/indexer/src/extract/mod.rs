@@ -41,6 +41,43 @@ pub struct ParsedPage {
     pub filters: Vec<(String, String)>,
     /// Headings past [`MAX_SECTIONS`] whose text went into the last section kept.
     pub folded_sections: usize,
+    /// Headings (the title included) cut to [`MAX_HEADING_CHARS`].
+    pub cut_headings: usize,
+}
+
+/// The longest heading or title kept, in characters. Every chunk under a heading carries it
+/// in its breadcrumb: a 1 MB `<h1>` over 30 sections made a 126 MB bundle. Real headings stay
+/// far below (the longest in the shared corpora is about 90).
+pub const MAX_HEADING_CHARS: usize = 300;
+
+/// A heading as readers see it: whitespace collapsed, the invisible characters that reorder
+/// or hide text (bidi controls, zero-width characters) removed, line and paragraph separators
+/// made spaces, and cut to [`MAX_HEADING_CHARS`]. Returns whether it was cut.
+fn visible_heading(raw: &str) -> (String, bool) {
+    let shown: String = raw
+        .chars()
+        .filter(|c| !is_invisible(*c))
+        .map(|c| {
+            if matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let shown = collapse_ws(&shown);
+    match shown.char_indices().nth(MAX_HEADING_CHARS) {
+        Some((at, _)) => (format!("{}…", shown[..at].trim_end()), true),
+        None => (shown, false),
+    }
+}
+
+/// Characters with no glyph that change how the text around them reads: bidi embeddings,
+/// overrides and isolates (U+202E shows "txt.exe" as "exe.txt"), marks and zero-width ones.
+fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
 }
 
 /// Sections one page keeps at most; the text of any further heading is folded into the last
@@ -55,6 +92,7 @@ pub(crate) struct Assembled {
     pub sections: Vec<Section>,
     pub anchors: Vec<String>,
     pub folded_sections: usize,
+    pub cut_headings: usize,
 }
 
 /// Reads one markdown source. `fallback_title` names a page that states no title of its own.
@@ -96,25 +134,32 @@ pub(crate) fn assemble(
     fallback: &str,
     raws: Vec<RawSection>,
 ) -> Assembled {
-    let heading_of =
-        |r: Option<&RawSection>| r.map(|r| collapse_ws(&r.heading)).filter(|h| !h.is_empty());
+    let mut cut_headings = 0;
+    let heading_of = |r: Option<&RawSection>| {
+        r.map(|r| visible_heading(&r.heading).0)
+            .filter(|h| !h.is_empty())
+    };
     let first_h1 = heading_of(raws.iter().find(|r| r.level == 1));
     let opening = raws
         .iter()
         .position(|r| r.level > 0)
         .filter(|&i| raws[..i].iter().all(|r| r.text.trim().is_empty()))
         .and_then(|i| heading_of(raws.get(i)));
-    let title = explicit
-        .or(first_h1)
-        .or(opening)
-        .unwrap_or_else(|| fallback.to_string());
+    let (title, title_cut) = visible_heading(
+        &explicit
+            .or(first_h1)
+            .or(opening)
+            .unwrap_or_else(|| fallback.to_string()),
+    );
+    cut_headings += title_cut as usize;
 
     let mut stack: Vec<(u8, String)> = Vec::new();
     let mut sections: Vec<Section> = Vec::new();
     let mut anchors = Vec::new();
     let mut folded_sections = 0;
     for raw in raws {
-        let heading = collapse_ws(&raw.heading);
+        let (heading, cut) = visible_heading(&raw.heading);
+        cut_headings += cut as usize;
         if raw.level > 0 {
             anchors.push(raw.anchor.clone());
             while stack.last().is_some_and(|(l, _)| *l >= raw.level) {
@@ -157,6 +202,7 @@ pub(crate) fn assemble(
         sections,
         anchors,
         folded_sections,
+        cut_headings,
     }
 }
 
@@ -230,5 +276,28 @@ mod tests {
         let page = extract("# A\n\ntext\n\n## B\n\nmore\n", "a", SlugStyle::default());
         assert_eq!(page.sections.len(), 2);
         assert_eq!(page.folded_sections, 0);
+    }
+
+    #[test]
+    fn giant_and_invisible_headings_are_cut_and_cleaned() {
+        let giant = "word ".repeat(200_000);
+        let mut md = format!("# {giant}\n\nintro\n\n");
+        for i in 0..30 {
+            md.push_str(&format!(
+                "## Part {i}\u{202E}txt.exe\u{200B}\n\ntext {i}\n\n"
+            ));
+        }
+        let page = extract(&md, "big", SlugStyle::default());
+        assert_eq!(page.cut_headings, 1);
+        assert!(page.title.chars().count() <= MAX_HEADING_CHARS + 1);
+        assert!(page.title.ends_with('…'));
+        let bytes: usize = page
+            .sections
+            .iter()
+            .map(|s| s.breadcrumb.iter().map(String::len).sum::<usize>())
+            .sum();
+        assert!(bytes < 31 * 400, "breadcrumbs stay small: {bytes}");
+        let last = page.sections.last().unwrap();
+        assert_eq!(last.breadcrumb.last().unwrap(), "Part 29txt.exe");
     }
 }
