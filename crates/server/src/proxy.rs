@@ -394,7 +394,7 @@ fn validate(s: &AppState, body: &Bytes) -> Result<AnswerRequest, ApiError> {
             &format!("the body is over {} bytes", c.max_body_bytes),
         ));
     }
-    let req: AnswerRequest = serde_json::from_slice(body).map_err(|e| {
+    let mut req: AnswerRequest = serde_json::from_slice(body).map_err(|e| {
         error(
             StatusCode::BAD_REQUEST,
             "bad_request",
@@ -461,16 +461,23 @@ fn validate(s: &AppState, body: &Bytes) -> Result<AnswerRequest, ApiError> {
         }
     }
     if let Some(bundle) = &c.bundle {
-        let known = req
-            .passages
-            .iter()
-            .all(|p| bundle.chunk(p.chunk).is_some_and(|ch| ch.text == p.text));
-        if !known {
-            return Err(error(
-                StatusCode::BAD_REQUEST,
-                "unknown_passage",
-                "passages must be the deployed documentation's text",
-            ));
+        // Every field relayed is the bundle's: the text must be the chunk's, and the
+        // breadcrumb and link are looked up, so a request can smuggle nothing into the prompt.
+        for p in &mut req.passages {
+            let Some(ch) = bundle.chunk(p.chunk).filter(|ch| ch.text == p.text) else {
+                return Err(error(
+                    StatusCode::BAD_REQUEST,
+                    "unknown_passage",
+                    "passages must be the deployed documentation's text",
+                ));
+            };
+            let page_url = &bundle.page_of(ch).url;
+            p.url = if p.url == *page_url {
+                page_url.clone()
+            } else {
+                bundle.section_url(ch)
+            };
+            p.breadcrumb = ch.breadcrumb_text();
         }
     }
     Ok(req)
