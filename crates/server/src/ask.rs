@@ -119,6 +119,37 @@ pub async fn run_observed(
         .context("the ask ended without an outcome")
 }
 
+/// The most of an error response's body shown: a proxy's errors are a line of JSON, and a
+/// broken one's 100 MB page must not reach the terminal.
+const MAX_ERROR_BODY: usize = 2048;
+
+/// The start of an error response's body, read under [`MAX_ERROR_BODY`] and `by`, with
+/// control characters replaced so that no terminal sequence in it runs.
+async fn error_body(res: reqwest::Response, by: tokio::time::Instant) -> String {
+    let mut stream = res.bytes_stream();
+    let mut bytes = Vec::new();
+    while bytes.len() < MAX_ERROR_BODY {
+        match tokio::time::timeout_at(by, stream.next()).await {
+            Ok(Some(Ok(chunk))) => bytes.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    let cut = bytes.len() > MAX_ERROR_BODY;
+    bytes.truncate(MAX_ERROR_BODY);
+    let mut shown = crate::report::terminal_safe(&String::from_utf8_lossy(&bytes));
+    if cut {
+        shown.push_str(" [...]");
+    }
+    shown
+}
+
+/// A URL as printed: without a user name or password.
+fn shown_url(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .map(|u| crate::mcp::remote::without_credentials(&u).to_string())
+        .unwrap_or_else(|_| crate::report::terminal_safe(url))
+}
+
 /// Posts the session's current request and feeds it the response; returns the text read.
 async fn attempt(
     client: &reqwest::Client,
@@ -128,15 +159,24 @@ async fn attempt(
 ) -> Result<String> {
     let request = session.request().context("the ask has ended")?;
     let deadline = tokio::time::Instant::now() + limits.total;
-    let res = client
-        .post(url)
-        .json(request)
-        .send()
-        .await
-        .with_context(|| format!("calling {url}"))?;
+    // A proxy that accepts the connection and says nothing is given up on like a silent
+    // stream: the idle deadline runs from the request, not from the response's headers.
+    let headers_by = deadline.min(tokio::time::Instant::now() + limits.idle);
+    let res = match tokio::time::timeout_at(headers_by, client.post(url).json(request).send()).await
+    {
+        // reqwest's error names the URL, credentials and all.
+        Ok(res) => res
+            .map_err(reqwest::Error::without_url)
+            .with_context(|| format!("calling {}", shown_url(url)))?,
+        Err(_) => bail!(
+            "{} did not answer within {} s; stopped",
+            shown_url(url),
+            limits.idle.as_secs()
+        ),
+    };
     let status = res.status();
     if !status.is_success() {
-        let body = res.text().await.unwrap_or_default();
+        let body = error_body(res, headers_by).await;
         bail!("the proxy answered {status}: {body}");
     }
     let mut body = res.bytes_stream();

@@ -8,10 +8,21 @@ use lantern_engine::{AskOutcome, Results, Signal};
 
 use crate::searcher::Searcher;
 
-/// Replaces every control character (newlines included) with a space.
+/// Replaces every control character (newlines included) with a space, and so every character
+/// that reorders or hides what a terminal shows: bidi controls (U+202E turns "txt.exe" into
+/// "exe.txt"), line and paragraph separators, zero-width characters.
 pub fn terminal_safe(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            let hidden = matches!(c,
+                '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}' | '\u{061C}');
+            if c.is_control() || hidden {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -172,5 +183,6 @@ mod tests {
     #[test]
     fn escape_sequences_do_not_reach_the_terminal() {
         assert_eq!(terminal_safe("a\u{1b}[31mred\u{7}\nb"), "a [31mred  b");
+        assert_eq!(terminal_safe("x\u{202E}exe.txt\u{2028}y"), "x exe.txt y");
     }
 }
