@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -95,6 +95,62 @@ async fn cache_policy(req: Request, next: Next) -> Response {
     res
 }
 
+/// What tower-http's file service leaves out of HTTP's conditional and range rules (RFC 9110):
+/// `If-None-Match: *` on a file that exists is 304; `If-Range` keeps a range only while its
+/// date is the file's `Last-Modified` (no ETag is sent, so a tag never matches), so a stale
+/// copy is never patched with newer bytes; several ranges are answered with the whole file
+/// rather than 416; and every file says `Vary: Accept-Encoding`, as one URL is sent plain,
+/// gzip or brotli.
+async fn conditional(mut req: Request, next: Next) -> Response {
+    let safe = matches!(*req.method(), Method::GET | Method::HEAD);
+    let header_text = |req: &Request, name| {
+        req.headers()
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let none_match_any = header_text(&req, header::IF_NONE_MATCH)
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == "*"));
+    if header_text(&req, header::RANGE).is_some_and(|r| r.contains(',')) {
+        req.headers_mut().remove(header::RANGE);
+    }
+    if let Some(if_range) = req.headers_mut().remove(header::IF_RANGE) {
+        if safe && req.headers().contains_key(header::RANGE) {
+            let probe = Request::builder()
+                .method(Method::HEAD)
+                .uri(req.uri().clone())
+                .body(axum::body::Body::empty());
+            let current = match probe {
+                Ok(probe) => next.clone().run(probe).await,
+                Err(_) => StatusCode::BAD_REQUEST.into_response(),
+            };
+            if current.headers().get(header::LAST_MODIFIED) != Some(&if_range) {
+                req.headers_mut().remove(header::RANGE);
+            }
+        }
+    }
+    let mut res = next.run(req).await;
+    let status = res.status();
+    if status.is_success() || status == StatusCode::NOT_MODIFIED {
+        res.headers_mut()
+            .entry(header::VARY)
+            .or_insert(HeaderValue::from_static("accept-encoding"));
+    }
+    if none_match_any && safe && status.is_success() {
+        let (mut parts, _) = res.into_parts();
+        parts.status = StatusCode::NOT_MODIFIED;
+        for h in [
+            header::CONTENT_LENGTH,
+            header::CONTENT_RANGE,
+            header::CONTENT_ENCODING,
+        ] {
+            parts.headers.remove(h);
+        }
+        return Response::from_parts(parts, axum::body::Body::empty());
+    }
+    res
+}
+
 /// The static site as a router (for tests and for `serve`).
 pub fn router(root: &Path) -> Result<Router> {
     let canonical = Arc::new(
@@ -110,6 +166,7 @@ pub fn router(root: &Path) -> Result<Router> {
         .precompressed_gzip();
     Ok(Router::new()
         .fallback_service(files)
+        .layer(middleware::from_fn(conditional))
         .layer(middleware::from_fn(cache_policy))
         .layer(middleware::from_fn_with_state(canonical, guard))
         .layer(CompressionLayer::new()))

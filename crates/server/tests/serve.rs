@@ -190,3 +190,48 @@ async fn a_client_that_never_finishes_its_headers_is_cut_off() {
         "no answer to half a request"
     );
 }
+
+#[tokio::test]
+async fn conditional_and_range_requests_follow_http() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "0123456789").unwrap();
+    let addr = start(dir.path()).await;
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/a.txt");
+    let get = |headers: &[(&str, &str)]| {
+        let mut r = client.get(&url).header("accept-encoding", "identity");
+        for (k, v) in headers {
+            r = r.header(*k, *v);
+        }
+        r.send()
+    };
+    let plain = get(&[]).await.unwrap();
+    let vary = plain
+        .headers()
+        .get("vary")
+        .map(|v| v.to_str().unwrap().to_string());
+    assert_eq!(vary.as_deref(), Some("accept-encoding"));
+    let modified = plain.headers()["last-modified"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    // A file that exists matches `*`.
+    assert_eq!(get(&[("if-none-match", "*")]).await.unwrap().status(), 304);
+    // A range under a current validator is served; under a stale date or any tag, the whole file.
+    let r = get(&[("range", "bytes=2-4"), ("if-range", &modified)])
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 206);
+    assert_eq!(r.text().await.unwrap(), "234");
+    for stale in ["Mon, 01 Jan 2001 00:00:00 GMT", "\"some-tag\""] {
+        let r = get(&[("range", "bytes=2-4"), ("if-range", stale)])
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{stale}");
+        assert_eq!(r.text().await.unwrap(), "0123456789");
+    }
+    // Several ranges: the whole file, not 416.
+    let r = get(&[("range", "bytes=0-1,4-5")]).await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "0123456789");
+}
