@@ -213,18 +213,30 @@ fn fit_query_table(
 /// have either), named so the owner can fix it.
 fn idle_synonyms(engine: &Engine, config: &crate::Config) -> Vec<String> {
     let mut out = Vec::new();
+    let mut more = 0usize;
     for (key, values) in &config.synonyms {
         for value in values {
             // A trailing space: the value's last word is whole, not a prefix being typed.
             if engine.query_terms(&format!("{value} ")).is_empty() {
-                out.push(format!(
-                    "[synonyms] {key:?}: no page uses {value:?}, so it finds nothing"
-                ));
+                if out.len() < MAX_IDLE_SYNONYMS_NAMED {
+                    out.push(format!(
+                        "[synonyms] {key:?}: no page uses {value:?}, so it finds nothing"
+                    ));
+                } else {
+                    more += 1;
+                }
             }
         }
     }
+    if more > 0 {
+        out.push(format!("[synonyms]: {more} more values that no page uses"));
+    }
     out
 }
+
+/// Idle synonym values named one by one; past this a count says how many more (a list of
+/// 10,000 made 160,000 lines of warnings).
+const MAX_IDLE_SYNONYMS_NAMED: usize = 20;
 
 /// Terms whose word the model embeds for the query table's fit, most frequent first: the
 /// shared corpora have 1,456 to 9,624 terms.

@@ -294,10 +294,12 @@ impl Config {
             );
         }
         for (key, values) in &self.synonyms {
-            let words = key.split_whitespace().count();
-            if words != 1 || key.len() > MAX_SYNONYM_BYTES {
+            // A key is matched against one word of a query: "foo-bar" or "<script>" would
+            // be split into other words and never match.
+            let one_word = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
+            if !one_word || key.len() > MAX_SYNONYM_BYTES {
                 anyhow::bail!(
-                    "[synonyms] key {key:?} must be one word of at most {MAX_SYNONYM_BYTES} bytes"
+                    "[synonyms] key {key:?} must be one word (letters, digits or _) of at most {MAX_SYNONYM_BYTES} bytes"
                 );
             }
             if values.is_empty() || values.len() > MAX_SYNONYM_VALUES {
@@ -406,6 +408,8 @@ mod tests {
         );
         for (bad, says) in [
             ("'sign in' = ['login']", "one word"),
+            ("'foo-bar' = ['login']", "one word"),
+            ("'<script>' = ['login']", "one word"),
             ("x = []", "1 to 16 values"),
             ("x = ['  ']", "must hold a word"),
             ("x = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q']", "1 to 16 values"),
