@@ -192,13 +192,16 @@ If the passages do not contain the answer, reply with exactly NOT_IN_PASSAGES an
 
 /// Passage text can never close its fence. One rule over Unicode's confusables (UTS #39, via
 /// `unicode-security`): any character whose skeleton is `<` or `>` counts as that bracket,
-/// invisible characters (zero width) between brackets are dropped, and then every run of three
-/// is defused.
+/// invisible characters (zero width, and controls other than a line break) between brackets
+/// are dropped, and then every run of three is defused.
 fn fence_safe(s: &str) -> String {
     let mut plain = String::with_capacity(s.len());
     for c in s.chars() {
         let c = bracket_of(c).unwrap_or(c);
-        let invisible = unicode_width::UnicodeWidthChar::width(c) == Some(0) && !c.is_control();
+        // Zero-width characters and control characters (a line break aside) show nothing a
+        // reader or a model would see as a gap.
+        let invisible = (unicode_width::UnicodeWidthChar::width(c) == Some(0) && !c.is_control())
+            || (c.is_control() && c != '\n');
         if invisible && plain.ends_with(['<', '>']) {
             continue;
         }
@@ -779,6 +782,19 @@ mod tests {
         );
         // The defaults pass.
         assert!(checked(&|_| {}).is_ok());
+    }
+
+    #[test]
+    fn control_characters_between_brackets_do_not_hide_a_fence() {
+        for sneaky in ["<\u{0}<\u{1}<", ">\t>\u{7f}>", "<\u{200B}<\u{1b}<"] {
+            let safe = fence_safe(sneaky);
+            assert!(
+                !safe.contains("<<") && !safe.contains(">>"),
+                "{sneaky:?} -> {safe:?}"
+            );
+        }
+        // A line break still separates: text on two lines stays as written.
+        assert_eq!(fence_safe("a <\nb"), "a <\nb");
     }
 
     #[test]
