@@ -14,6 +14,8 @@ use ego_tree::iter::Edge;
 use ego_tree::NodeId;
 use scraper::{ElementRef, Node};
 
+use super::walk::walk;
+
 /// A block is chrome when its fingerprint is on at least this share of a site's pages...
 const MIN_SHARE: f64 = 0.25;
 /// ...and on at least this many pages (a three-page site has no chrome to learn).
@@ -152,71 +154,55 @@ struct Frame {
 fn blocks(root: ElementRef<'_>, skip: SkipFn) -> Vec<(NodeId, Block)> {
     let mut out = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
-    let mut skipping: Option<NodeId> = None;
     let mut in_link = 0usize;
-    for edge in root.traverse() {
+    for edge in walk(root, skip) {
         match edge {
-            Edge::Open(node) => {
-                if skipping.is_some() {
-                    continue;
-                }
-                match node.value() {
-                    Node::Element(el) => {
-                        if skip(node, el) {
-                            skipping = Some(node.id());
-                            continue;
-                        }
-                        let link = el.name() == "a" && el.attr("href").is_some();
-                        if !link && INLINE.contains(&el.name()) {
-                            continue;
-                        }
-                        let mut shape = DefaultHasher::new();
-                        el.name().hash(&mut shape);
-                        let mut classes: Vec<&str> = el.classes().collect();
-                        classes.sort_unstable();
-                        classes.hash(&mut shape);
-                        let own = link && el.attr("href").is_some_and(|h| h.starts_with('#'));
-                        let moves = link && is_move(el);
-                        in_link += link as usize;
-                        stack.push(Frame {
-                            id: node.id(),
-                            candidate: node.id() != root.id() && BLOCKS.contains(&el.name()),
-                            link,
-                            shape,
-                            link_words: DefaultHasher::new(),
-                            other_words: DefaultHasher::new(),
-                            links: link as u32,
-                            own_links: own as u32,
-                            moves: moves as u32,
-                            heading: matches!(el.name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6"),
-                            n_link_words: 0,
-                            n_words: 0,
-                        });
+            Edge::Open(node) => match node.value() {
+                Node::Element(el) => {
+                    let link = el.name() == "a" && el.attr("href").is_some();
+                    if !link && INLINE.contains(&el.name()) {
+                        continue;
                     }
-                    Node::Text(t) => {
-                        let Some(top) = stack.last_mut() else {
-                            continue;
-                        };
-                        for word in words(t) {
-                            top.n_words += 1;
-                            if in_link > 0 {
-                                top.n_link_words += 1;
-                                word.hash(&mut top.link_words);
-                            } else {
-                                word.hash(&mut top.other_words);
-                            }
+                    let mut shape = DefaultHasher::new();
+                    el.name().hash(&mut shape);
+                    let mut classes: Vec<&str> = el.classes().collect();
+                    classes.sort_unstable();
+                    classes.hash(&mut shape);
+                    let own = link && el.attr("href").is_some_and(|h| h.starts_with('#'));
+                    let moves = link && is_move(el);
+                    in_link += link as usize;
+                    stack.push(Frame {
+                        id: node.id(),
+                        candidate: node.id() != root.id() && BLOCKS.contains(&el.name()),
+                        link,
+                        shape,
+                        link_words: DefaultHasher::new(),
+                        other_words: DefaultHasher::new(),
+                        links: link as u32,
+                        own_links: own as u32,
+                        moves: moves as u32,
+                        heading: matches!(el.name(), "h1" | "h2" | "h3" | "h4" | "h5" | "h6"),
+                        n_link_words: 0,
+                        n_words: 0,
+                    });
+                }
+                Node::Text(t) => {
+                    let Some(top) = stack.last_mut() else {
+                        continue;
+                    };
+                    for word in words(t) {
+                        top.n_words += 1;
+                        if in_link > 0 {
+                            top.n_link_words += 1;
+                            word.hash(&mut top.link_words);
+                        } else {
+                            word.hash(&mut top.other_words);
                         }
                     }
-                    _ => {}
                 }
-            }
+                _ => {}
+            },
             Edge::Close(node) => {
-                if let Some(id) = skipping {
-                    if id == node.id() {
-                        skipping = None;
-                    }
-                    continue;
-                }
                 // Inline elements and text opened no frame.
                 if stack.last().is_none_or(|f| f.id != node.id()) {
                     continue;

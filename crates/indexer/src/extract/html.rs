@@ -17,6 +17,7 @@ use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
 
 use super::chrome::{self, Chrome};
+use super::walk::walk;
 use super::{assemble, collapse_ws, ensure_blank_line, is_directive, ParsedPage, RawSection};
 
 /// Why a built page is not indexed although it parsed.
@@ -298,15 +299,14 @@ fn sections(
     }];
     let mut last_id = String::new();
     for root in roots {
-        let mut skipping = None;
         let mut heading = None;
         let mut pre = 0usize;
-        for edge in root.traverse() {
+        let skip = |node: ego_tree::NodeRef<'_, Node>, el: &scraper::node::Element| {
+            ignored(node, el) || hidden.contains(&node.id())
+        };
+        for edge in walk(*root, skip) {
             match edge {
                 Edge::Open(node) => {
-                    if skipping.is_some() {
-                        continue;
-                    }
                     let cur = raws.last_mut().expect("always one section");
                     match node.value() {
                         Node::Text(t) => {
@@ -319,10 +319,6 @@ fn sections(
                             }
                         }
                         Node::Element(el) => {
-                            if ignored(node, el) || hidden.contains(&node.id()) {
-                                skipping = Some(node.id());
-                                continue;
-                            }
                             let name = el.name();
                             let own_id = el
                                 .id()
@@ -374,12 +370,6 @@ fn sections(
                     }
                 }
                 Edge::Close(node) => {
-                    if let Some(id) = skipping {
-                        if id == node.id() {
-                            skipping = None;
-                        }
-                        continue;
-                    }
                     let Node::Element(el) = node.value() else {
                         continue;
                     };

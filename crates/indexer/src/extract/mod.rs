@@ -6,6 +6,7 @@
 mod chrome;
 mod html;
 mod markdown;
+mod walk;
 
 pub use chrome::{repeated_sections, Chrome};
 pub use html::{chrome_keys, parse_html, HtmlSkip};
