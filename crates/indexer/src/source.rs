@@ -227,7 +227,7 @@ fn utf16_with_bom(bytes: &[u8]) -> Option<Option<String>> {
         _ => return None,
     };
     let body = &bytes[2..];
-    if body.len() % 2 != 0 {
+    if !body.len().is_multiple_of(2) {
         return Some(None);
     }
     let units = body.chunks_exact(2).map(|p| {
