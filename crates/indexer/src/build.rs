@@ -384,6 +384,17 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
             });
             continue;
         }
+        if !page.duplicate_ids.is_empty() {
+            warnings.push(format!(
+                "{}: several elements carry the id {}; links to those sections land on the first of them",
+                file.rel,
+                page.duplicate_ids
+                    .iter()
+                    .map(|i| format!("{i:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         if page.cut_headings > 0 {
             warnings.push(format!(
                 "{}: {} headings longer than {} characters were cut to that length",

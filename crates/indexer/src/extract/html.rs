@@ -247,6 +247,7 @@ pub fn parse_html(
         head_title.as_deref().unwrap_or(fallback_title),
         raws,
     );
+    let duplicate_ids = duplicated(&doc, &page.anchors);
     Ok(ParsedPage {
         title: page.title,
         lang,
@@ -254,6 +255,7 @@ pub fn parse_html(
         anchors: page.anchors,
         folded_sections: page.folded_sections,
         cut_headings: page.cut_headings,
+        duplicate_ids,
         meta: pairs(&doc, "[data-lantern-meta], [data-pagefind-meta]", "meta"),
         filters: pairs(
             &doc,
@@ -262,6 +264,30 @@ pub fn parse_html(
         ),
     })
 }
+
+/// The sections' anchors that more than one element of the page carries as its id: a browser
+/// takes a link to them to the first, which may not be the section's heading. At most
+/// [`MAX_NAMED_IDS`], sorted.
+fn duplicated(doc: &Html, anchors: &[String]) -> Vec<String> {
+    let mut counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for el in doc.select(&selector("[id]")) {
+        if let Some(id) = el.value().id() {
+            *counts.entry(id).or_default() += 1;
+        }
+    }
+    let mut out: Vec<String> = anchors
+        .iter()
+        .filter(|a| !a.is_empty() && counts.get(a.as_str()).is_some_and(|&n| n > 1))
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(MAX_NAMED_IDS);
+    out
+}
+
+/// Duplicate ids one page's warning names at most.
+const MAX_NAMED_IDS: usize = 10;
 
 /// The elements whose text is the page's content: every `[data-lantern-body]` (outermost
 /// ones), else the first `<main>`, `<article>` or `[role=main]`, else `<body>`.
@@ -540,6 +566,19 @@ mod tests {
             assert!(!all.contains(leaked), "{leaked} in {all}");
         }
         assert_eq!(p.anchors, vec!["guide", "install_1", "install_1"]);
+    }
+
+    #[test]
+    fn anchors_that_several_elements_carry_are_named() {
+        let p = parse(
+            r#"<html><body><main><h1 id="top">T</h1><p>x</p>
+            <h2 id="setup">Setup</h2><p>one</p><div id="setup">a widget</div>
+            <h2 id="usage">Usage</h2><p>two</p></main></body></html>"#,
+        );
+        assert_eq!(p.duplicate_ids, vec!["setup"]);
+        let clean =
+            parse("<html><body><h1 id=a>A</h1><p>x</p><h2 id=b>B</h2><p>y</p></body></html>");
+        assert!(clean.duplicate_ids.is_empty());
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct ParsedPage {
     pub folded_sections: usize,
     /// Headings (the title included) cut to [`MAX_HEADING_CHARS`].
     pub cut_headings: usize,
+    /// Section anchors that several elements of a built page carry as their id (links to
+    /// them land on the first).
+    pub duplicate_ids: Vec<String>,
 }
 
 /// The longest heading or title kept, in characters. Every chunk under a heading carries it
