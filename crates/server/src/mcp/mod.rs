@@ -106,16 +106,15 @@ async fn serve_http(server: DocsServer, addr: SocketAddr) -> Result<()> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_origins(LOOPBACK_ORIGINS)
         .enforce_origin_validation();
+    let bounded = Arc::new(sessions::BoundedSessions::new(
+        sessions::MAX_SESSIONS,
+        sessions::IDLE,
+    ));
     let service: StreamableHttpService<DocsServer, sessions::BoundedSessions> =
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(sessions::BoundedSessions::new(
-                sessions::MAX_SESSIONS,
-                sessions::IDLE,
-            )),
-            config,
-        );
-    let router = axum::Router::new().nest_service("/mcp", service);
+        StreamableHttpService::new(move || Ok(server.clone()), bounded.clone(), config);
+    let router = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(bounded, sessions::refuse_when_full),
+    );
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

@@ -60,6 +60,11 @@ impl BoundedSessions {
         }
     }
 
+    /// Whether a new session would be refused (idle ones closed first).
+    pub async fn is_full(&self) -> bool {
+        self.expire().await >= self.max
+    }
+
     /// Closes the sessions idle too long; returns how many remain.
     async fn expire(&self) -> usize {
         let stale: Vec<SessionId> = match self.used.lock() {
@@ -160,5 +165,64 @@ impl SessionManager for BoundedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
+
+/// Answers a request that would open a session (a POST without `Mcp-Session-Id`) with 503 and
+/// `Retry-After` while every slot is taken: rmcp turns the session manager's refusal into a
+/// 500, which tells a client the server broke rather than that it should come back.
+pub async fn refuse_when_full(
+    axum::extract::State(sessions): axum::extract::State<std::sync::Arc<BoundedSessions>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let opens =
+        req.method() == axum::http::Method::POST && !req.headers().contains_key("mcp-session-id");
+    if opens && sessions.is_full().await {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [(axum::http::header::RETRY_AFTER, "60")],
+            BoundedError::Full.to_string(),
+        )
+            .into_response();
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_session_past_the_cap_is_told_to_come_back() {
+        // A real socket each, with the middleware in front of a stand-in for rmcp's service.
+        let start = |max: usize| async move {
+            let app = axum::Router::new()
+                .route("/mcp", axum::routing::post(|| async { "opened" }))
+                .layer(axum::middleware::from_fn_with_state(
+                    std::sync::Arc::new(BoundedSessions::new(max, IDLE)),
+                    refuse_when_full,
+                ));
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = l.local_addr().unwrap();
+            tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+            format!("http://{addr}/mcp")
+        };
+        let client = reqwest::Client::new();
+        let full = start(0).await;
+        let r = client.post(&full).send().await.unwrap();
+        assert_eq!(r.status(), 503);
+        assert_eq!(r.headers()["retry-after"], "60");
+        // A session already open is not refused, and a free slot opens one.
+        let r = client
+            .post(&full)
+            .header("mcp-session-id", "abc")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let r = client.post(start(1).await).send().await.unwrap();
+        assert_eq!(r.status(), 200);
     }
 }
