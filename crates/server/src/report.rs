@@ -14,9 +14,8 @@ use crate::searcher::Searcher;
 pub fn terminal_safe(s: &str) -> String {
     s.chars()
         .map(|c| {
-            let hidden = matches!(c,
-                '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
-                | '\u{FEFF}' | '\u{061C}');
+            let hidden =
+                lantern_indexer::extract::is_invisible(c) || matches!(c, '\u{2028}' | '\u{2029}');
             if c.is_control() || hidden {
                 ' '
             } else {

@@ -78,7 +78,8 @@ fn visible_heading(raw: &str) -> (String, bool) {
 
 /// Characters with no glyph that change how the text around them reads: bidi embeddings,
 /// overrides and isolates (U+202E shows "txt.exe" as "exe.txt"), marks and zero-width ones.
-fn is_invisible(c: char) -> bool {
+/// Left out of headings here and of what the CLI prints.
+pub fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}'
         | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}')
