@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use lantern_embedder::{Embedder, Model};
 use lantern_engine::{BundleWriter, Engine, Lang, ModelInfo, PartSizes};
 
+use crate::abstain::{self, Threshold};
 use crate::cache::{text_key, EmbeddingCache};
 use crate::chunk::{embedding_text, split_sections, ChunkText};
 use crate::config::Config;
@@ -67,6 +68,8 @@ pub struct BuildReport {
     pub query_table: Option<FitReport>,
     /// The languages of the pages indexed (which stemmers search needs).
     pub langs: Vec<Lang>,
+    /// The "no good match" threshold written, and where it came from.
+    pub abstain: Threshold,
 }
 
 /// A source file read: its page and the page's chunks.
@@ -363,6 +366,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         manifest.dimensions as u32,
         manifest.max_tokens as u32,
     );
+    // The model's threshold until the site's is measured (below).
     let abstain = opts
         .config
         .abstain_cosine
@@ -486,6 +490,20 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
 
     // Indexes (deterministic: the same chunks and vectors give the same bytes).
     let bundle = writer.finish(vectors)?;
+    // "No good match" measured on this site, unless its owner set the threshold.
+    let engine = Engine::new(bundle);
+    let abstain = match opts.config.abstain_cosine {
+        Some(c) => Threshold::Configured(c),
+        None => {
+            let probes = abstain::probe_questions();
+            let (vectors, _, _) = embed_cached(embedder, &mut cache, &probes, None, |i| {
+                format!("embedding the probe question {:?}", probes[i])
+            })?;
+            abstain::calibrate(&engine, &vectors, manifest.abstain_cosine)
+        }
+    };
+    let mut bundle = engine.into_bundle();
+    bundle.set_abstain_cosine(abstain.cosine())?;
     let bytes = bundle.to_bytes()?;
     // The query table: fitted to this bundle's terms, written beside it.
     let rank = opts.config.query_table_rank;
@@ -538,6 +556,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         query_table,
         langs,
         warnings,
+        abstain,
         sizes: bundle.part_sizes(),
         bytes: bytes.len(),
         chrome: chrome_report,
@@ -588,6 +607,7 @@ impl std::fmt::Display for BuildReport {
                 self.chrome.blocks, self.chrome.sections
             )?;
         }
+        write!(f, "\n  no good match: {}", self.abstain)?;
         if let Some(q) = &self.query_table {
             write!(
                 f,

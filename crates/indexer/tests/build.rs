@@ -29,11 +29,33 @@ fn builds_a_bundle_that_round_trips() {
     let bundle = Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(bundle.header().chunks as usize, r.chunks);
     bundle.check_model(&model().model.manifest.sha256).unwrap();
-    // With no lantern.toml, "no good match" uses the threshold calibrated for the model.
-    assert_eq!(
-        bundle.header().abstain_cosine,
-        model().model.manifest.abstain_cosine
-    );
+    // With no lantern.toml, "no good match" is measured on the site: halfway between the
+    // model's threshold and where generic questions land on it, found again here by searching
+    // the bundle written.
+    let lantern_indexer::abstain::Threshold::Calibrated {
+        cosine,
+        model: model_threshold,
+        probes_median,
+        probes,
+    } = r.abstain
+    else {
+        panic!("not calibrated: {:?}", r.abstain);
+    };
+    assert_eq!(bundle.header().abstain_cosine, cosine);
+    assert_eq!(model_threshold, model().model.manifest.abstain_cosine);
+    let engine =
+        lantern_engine::Engine::new(Bundle::from_bytes(&std::fs::read(&out).unwrap()).unwrap());
+    let mut best: Vec<f32> = lantern_indexer::abstain::probe_questions()
+        .iter()
+        .map(|q| engine.best_cosines(&model().embedder.embed(q).unwrap(), 1)[0])
+        .collect();
+    assert_eq!(best.len(), probes);
+    best.sort_by(f32::total_cmp);
+    assert!((best[probes / 2] - probes_median).abs() < 1e-6);
+    assert!((cosine - (model_threshold + probes_median) / 2.0).abs() < 1e-6);
+    // Three pages about a widget's colours: unrelated questions land far below the model's
+    // threshold, and so does the site's.
+    assert!(cosine < model_threshold, "{cosine} vs {model_threshold}");
     let contrast = bundle
         .chunks()
         .iter()

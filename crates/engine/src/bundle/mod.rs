@@ -394,6 +394,18 @@ impl Bundle {
         &self.header
     }
 
+    /// Sets the best cosine under which search reports "no good match" (a build measures it
+    /// on the site once the vectors are in).
+    pub fn set_abstain_cosine(&mut self, cosine: f32) -> Result<()> {
+        if !(cosine.is_finite() && (-1.0..=1.0).contains(&cosine)) {
+            return Err(Error::Encode(format!(
+                "abstain_cosine {cosine} is not a cosine from -1 to 1"
+            )));
+        }
+        self.header.abstain_cosine = cosine;
+        Ok(())
+    }
+
     /// Every page, in build order (a page whose text block is not loaded has an empty title
     /// and URL).
     pub fn pages(&self) -> &[Page] {
