@@ -114,19 +114,25 @@ fn extract_pages<'a>(
     files: &'a [source::SourceFile],
     slugs: crate::config::SlugStyle,
     skipped: &mut Vec<Skipped>,
-    split: impl Fn(&ParsedPage) -> Vec<ChunkText>,
+    split: impl Fn(&ParsedPage) -> Vec<ChunkText> + Sync,
 ) -> (Vec<Extracted<'a>>, ChromeReport) {
+    // Each pass reads pages independently, on all cores; results keep the files' order.
     let html: Vec<Vec<u64>> = files
-        .iter()
+        .par_iter()
         .filter(|f| crate::config::is_html_path(&f.rel))
         .filter_map(|f| std::panic::catch_unwind(|| chrome_keys(&f.text)).ok()?.ok())
         .collect();
     let chrome = Chrome::learn(html.iter().map(Vec::as_slice));
+    let parsed: Vec<_> = files
+        .par_iter()
+        .map(|file| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                extract_source(&file.rel, &file.text, slugs, &chrome)
+            }))
+        })
+        .collect();
     let mut pages: Vec<(&source::SourceFile, ParsedPage)> = Vec::new();
-    for file in files {
-        let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            extract_source(&file.rel, &file.text, slugs, &chrome)
-        }));
+    for (file, parsed) in files.iter().zip(parsed) {
         match parsed {
             Err(_) => skipped.push(Skipped {
                 path: file.rel.clone(),
@@ -147,9 +153,13 @@ fn extract_pages<'a>(
             .map(|(_, p)| p)
             .collect::<Vec<_>>(),
     );
+    let split: Vec<_> = pages
+        .par_iter()
+        .map(|(_, page)| std::panic::catch_unwind(AssertUnwindSafe(|| split(page))))
+        .collect();
     let mut extracted = Vec::new();
-    for (file, page) in pages {
-        match std::panic::catch_unwind(AssertUnwindSafe(|| split(&page))) {
+    for ((file, page), pieces) in pages.into_iter().zip(split) {
+        match pieces {
             Err(_) => skipped.push(Skipped {
                 path: file.rel.clone(),
                 reason: SkipReason::Unparsable,

@@ -28,7 +28,10 @@ const MAX_WORDS: usize = 24;
 /// Ridge weights tried, relative to the mean diagonal of the normal matrix.
 const RIDGES: [f32; 5] = [0.03, 0.1, 0.3, 1.0, 3.0];
 const CG_ITERATIONS: usize = 60;
-/// The residual, relative to the first, at which a solve has converged.
+/// Steps of each solve while choosing the ridge weight: each starts from the last weight's
+/// rows, and the held-out cosine that chooses needs three digits, not float precision.
+const CG_SWEEP_ITERATIONS: usize = 20;
+/// The residual, relative to the right-hand side, at which a solve has converged.
 const CG_TOLERANCE: f64 = 1e-5;
 /// Texts summed into the covariance at once.
 const COVARIANCE_BLOCK: usize = 1_024;
@@ -63,19 +66,27 @@ pub struct FitReport {
 /// Short texts to fit on, cut from chunk text and headings, each kept while it still covers
 /// a term that few kept texts have ([`TEXTS_PER_TERM`]). Deterministic.
 pub fn training_texts(engine: &Engine) -> Vec<String> {
-    let mut out = candidate_texts(engine);
+    let candidates = candidate_texts(engine);
+    // Analysed on all cores; chosen in order.
+    let terms: Vec<WeightedTerms> = candidates
+        .par_iter()
+        .map(|t| engine.query_terms(&format!("{t} ")))
+        .collect();
     let mut covered = vec![0usize; engine.num_terms()];
-    out.retain(|t| {
-        let terms = engine.query_terms(&format!("{t} "));
-        let keep = terms.iter().any(|&(id, _)| covered[id] < TEXTS_PER_TERM);
-        if keep {
-            for &(id, _) in &terms {
-                covered[id] += 1;
+    candidates
+        .into_iter()
+        .zip(terms)
+        .filter(|(_, terms)| {
+            let keep = terms.iter().any(|&(id, _)| covered[id] < TEXTS_PER_TERM);
+            if keep {
+                for &(id, _) in terms {
+                    covered[id] += 1;
+                }
             }
-        }
-        keep
-    });
-    out
+            keep
+        })
+        .map(|(t, _)| t)
+        .collect()
 }
 
 /// Every text [`training_texts`] chooses from, in chunk order.
@@ -180,11 +191,18 @@ pub fn fit(
     // the origin).
     // Summed a block of texts at a time as a matrix product (one rank-one update per text
     // took most of a warm rebuild), blocks in order.
-    let mut cov = DMatrix::<f64>::zeros(dim, dim);
+    // Blocks on all cores, summed in block order: the same basis whatever the core count.
     let fitted: Vec<&[f32]> = samples.iter().map(|(_, y)| *y).collect();
-    for block in fitted.chunks(COVARIANCE_BLOCK) {
-        let y = DMatrix::<f64>::from_fn(block.len(), dim, |r, c| block[r][c] as f64);
-        cov += y.tr_mul(&y);
+    let blocks: Vec<DMatrix<f64>> = fitted
+        .par_chunks(COVARIANCE_BLOCK)
+        .map(|block| {
+            let y = DMatrix::<f64>::from_fn(block.len(), dim, |r, c| block[r][c] as f64);
+            y.tr_mul(&y)
+        })
+        .collect();
+    let mut cov = DMatrix::<f64>::zeros(dim, dim);
+    for b in &blocks {
+        cov += b;
     }
     let eig = SymmetricEigen::new(cov);
     let mut order: Vec<usize> = (0..dim).collect();
@@ -216,19 +234,30 @@ pub fn fit(
 
     // Weights in increasing order; the held-out fit rises to one best weight and then falls,
     // so the first fall ends the search (each weight tried is a solve).
-    let mut best: Option<(f32, f32)> = None;
+    // Each solve starts from the previous weight's rows, the first from the prior.
+    let mut best: Option<(f32, f32, Vec<f32>)> = None;
+    let mut start = prior.clone();
     for &ridge in &RIDGES {
-        let rows = solve(&xs, &z, &train, &prior, rank, ridge);
+        let rows = solve(
+            &xs,
+            &z,
+            &train,
+            (&prior, &start),
+            rank,
+            ridge,
+            CG_SWEEP_ITERATIONS,
+        );
         let cos = mean_cosine(&xs, &samples, &held, &rows, &basis, rank, dim);
-        if best.is_some_and(|b| cos <= b.1) {
+        if best.as_ref().is_some_and(|b| cos <= b.1) {
             break;
         }
-        best = Some((ridge, cos));
+        start.clone_from(&rows);
+        best = Some((ridge, cos, rows));
     }
-    let (ridge, held_out_cosine) = best.expect("at least one ridge weight");
-    // Refit on every text with the chosen weight.
+    let (ridge, held_out_cosine, chosen) = best.expect("at least one ridge weight");
+    // Refit on every text with the chosen weight, from its rows.
     let all: Vec<usize> = (0..samples.len()).collect();
-    let rows = solve(&xs, &z, &all, &prior, rank, ridge);
+    let rows = solve(&xs, &z, &all, (&prior, &chosen), rank, ridge, CG_ITERATIONS);
     let mut table = QueryTable::new(engine.terms_fingerprint(), &rows, &basis, rank, dim)?;
     // The calibration: the best cosines the table's vectors find against the bundle, matched
     // to the model's on the same held-out texts.
@@ -262,18 +291,19 @@ pub fn fit(
     ))
 }
 
-/// Ridge regression towards a prior by conjugate gradients, one system per basis direction
-/// run in step: `(XᵀX + λI) A = XᵀZ + λ·prior` over the samples `use_`, with λ relative to
-/// XᵀX's mean diagonal. Each product with `XᵀX` runs on all cores in two halves, `X·P` by
-/// sample and `Xᵀ(X·P)` by term over a transposed index, each value summed in one fixed order:
-/// the same table whatever the core count.
+/// Ridge regression towards a prior by conjugate gradients from `start` (at most `iterations`
+/// steps), one system per basis direction run in step: `(XᵀX + λI) A = XᵀZ + λ·prior` over
+/// the samples `use_`, with λ relative to XᵀX's mean diagonal. Each product with `XᵀX` runs
+/// on all cores in two halves, `X·P` by sample and `Xᵀ(X·P)` by term over a transposed index,
+/// each value summed in one fixed order: the same table whatever the core count.
 fn solve(
     xs: &[&[(usize, f32)]],
     z: &[Vec<f32>],
     use_: &[usize],
-    prior: &[f32],
+    (prior, start): (&[f32], &[f32]),
     rank: usize,
     ridge: f32,
+    iterations: usize,
 ) -> Vec<f32> {
     let terms = prior.len() / rank;
     // The transposed index: for each term, the (sample slot, weight) pairs that use it.
@@ -327,8 +357,7 @@ fn solve(
                 }
             }
         });
-    // Start from the prior: the residual is then what the texts add to it.
-    let mut a = prior.to_vec();
+    let mut a = start.to_vec();
     let ma = apply(&a);
     let mut r: Vec<f32> = rhs.iter().zip(&ma).map(|(b, m)| b - m).collect();
     let mut p = r.clone();
@@ -342,11 +371,12 @@ fn solve(
         s
     };
     let mut rr = col_dot(&r, &r);
-    let rr0: f64 = rr.iter().sum();
-    for _ in 0..CG_ITERATIONS {
+    // Relative to the right-hand side, not the first residual: a good start needs fewer steps.
+    let bb: f64 = col_dot(&rhs, &rhs).iter().sum();
+    for _ in 0..iterations {
         // Solved to float precision (a large ridge weight gets there in 20-30 steps): more
         // steps would change nothing the table keeps.
-        if rr.iter().sum::<f64>() <= rr0 * CG_TOLERANCE * CG_TOLERANCE {
+        if rr.iter().sum::<f64>() <= bb * CG_TOLERANCE * CG_TOLERANCE {
             break;
         }
         let mp = apply(&p);
