@@ -271,6 +271,13 @@ pub struct BuildArgs {
     /// Embed everything, ignoring and not writing the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// A build split across CI jobs: embed this job's part K of N of the texts into the cache
+    /// (--cache) and write no bundle. A last job passes every part's cache with --cache-from.
+    #[arg(long, value_name = "K/N")]
+    pub part: Option<lantern_indexer::Part>,
+    /// Reuse the vectors in this cache too (another job's part; repeatable).
+    #[arg(long, value_name = "CACHE")]
+    pub cache_from: Vec<PathBuf>,
     #[command(flatten)]
     pub model: ModelArg,
     /// No progress bar.
@@ -347,6 +354,8 @@ impl BuildArgs {
             service_worker: self.service_worker,
             meaning: self.meaning,
             runtime: self.runtime.clone(),
+            part: self.part,
+            cache_from: self.cache_from.clone(),
         }
     }
 }

@@ -75,10 +75,10 @@ fn run_writing(command: Command) -> Result<()> {
             let plan = lantern_indexer::BuildPlan::new(args.flags())?;
             let model = args.model.load()?;
             let outcome = plan.run(&model)?;
-            for s in &outcome.report.skipped {
+            for s in outcome.skipped() {
                 eprintln!("warning: skipped {}: {}", s.path, s.reason);
             }
-            for w in &outcome.report.warnings {
+            for w in outcome.warnings() {
                 eprintln!("warning: {w}");
             }
             write!(stdout, "{outcome}")?;

@@ -35,6 +35,10 @@ pub struct BuildOptions {
     /// reader opens the split form as well (the browser prefers it; native readers and
     /// `lantern mcp` join its shards), so a published site carries one form only.
     pub whole_file: bool,
+    /// `--part K/N`: embed this job's share of the texts into the cache, write no bundle.
+    pub part: Option<crate::part::Part>,
+    /// `--cache-from`: other jobs' caches, whose vectors this build reuses.
+    pub cache_from: Vec<PathBuf>,
 }
 
 /// What a build did, for the summary and for tests.
@@ -52,6 +56,9 @@ pub struct BuildReport {
     pub embedded: usize,
     /// Chunks whose vectors came from the cache.
     pub reused: usize,
+    /// Every text run through the model in this build: chunks, the query table's texts and
+    /// words, the probe questions (0: everything came from caches).
+    pub embedded_texts: usize,
     /// What the owner should know (damaged cache entries, folded sections, no query table).
     pub warnings: Vec<String>,
     /// Bytes by part of the bundle.
@@ -186,10 +193,11 @@ fn fit_query_table(
     cache: &mut EmbeddingCache,
     progress: bool,
     rank: usize,
+    embedded: &mut usize,
 ) -> Result<(lantern_engine::QueryTable, FitReport)> {
     let started = Instant::now();
     let texts = query_fit::training_texts(engine);
-    let (vectors, _, _) = embed_cached(
+    let (vectors, texts_embedded, _) = embed_cached(
         embedder,
         cache,
         &texts,
@@ -201,18 +209,17 @@ fn fit_query_table(
     // words spent most of its build here) a term has no prior, and its row is what the texts
     // make of it.
     let words = engine.term_words();
-    let mut by_freq: Vec<usize> = (0..words.len()).collect();
-    let freqs = engine.term_doc_freqs();
-    by_freq.sort_by_key(|&id| (std::cmp::Reverse(freqs.get(id).copied().unwrap_or(0)), id));
-    by_freq.truncate(MAX_TERM_WORDS);
+    let by_freq = term_words_to_embed(engine);
     let chosen: Vec<String> = by_freq.iter().map(|&id| words[id].clone()).collect();
-    let (chosen_vectors, _, _) = embed_cached(
+    *embedded += texts_embedded;
+    let (chosen_vectors, words_embedded, _) = embed_cached(
         embedder,
         cache,
         &chosen,
         progress.then_some("terms"),
         |_| "embedding a term".to_string(),
     )?;
+    *embedded += words_embedded;
     let mut word_vectors = vec![vec![0f32; embedder.dim()]; words.len()];
     for (id, v) in by_freq.into_iter().zip(chosen_vectors) {
         word_vectors[id] = v;
@@ -220,6 +227,15 @@ fn fit_query_table(
     let (table, mut report) = query_fit::fit(engine, &texts, &vectors, &word_vectors, rank)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok((table, report))
+}
+
+/// The terms whose word the query table's fit embeds: the most frequent, most first.
+pub(crate) fn term_words_to_embed(engine: &Engine) -> Vec<usize> {
+    let freqs = engine.term_doc_freqs();
+    let mut by_freq: Vec<usize> = (0..engine.term_words().len()).collect();
+    by_freq.sort_by_key(|&id| (std::cmp::Reverse(freqs.get(id).copied().unwrap_or(0)), id));
+    by_freq.truncate(MAX_TERM_WORDS);
+    by_freq
 }
 
 /// Declared synonyms that add nothing: a value no page uses (a typo, or a word the docs do not
@@ -271,7 +287,7 @@ const BATCH_BYTES: usize = 1_024;
 /// Unit vectors for `texts`: cached ones reused, identical texts embedded once, the rest on
 /// all cores (with a progress bar named `progress`). Returns the vectors, how many texts were
 /// embedded and how many came from the cache.
-fn embed_cached(
+pub(crate) fn embed_cached(
     embedder: &Embedder,
     cache: &mut EmbeddingCache,
     texts: &[String],
@@ -348,21 +364,39 @@ pub fn default_cache_path(out: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Builds the bundle (and its query table) for `opts` with `embedder`, the model's runtime; returns what was built.
-pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<BuildReport> {
+/// The site read into a bundle writer: its pages and chunks, in path order, before any
+/// embedding.
+pub(crate) struct Indexed<'a> {
+    /// Pages and chunks, vectors to come.
+    pub(crate) writer: BundleWriter,
+    /// Each page's source path, by page id.
+    pub(crate) page_sources: Vec<&'a str>,
+    /// The pages' languages.
+    pub(crate) langs: Vec<Lang>,
+    /// Files left out.
+    pub(crate) skipped: Vec<Skipped>,
+    /// What the owner should know so far.
+    pub(crate) warnings: Vec<String>,
+    /// What the site's chrome took out.
+    pub(crate) chrome: ChromeReport,
+}
+
+/// Reads the site's files into pages and chunks (refused when nothing is left to index).
+pub(crate) fn index<'a>(
+    opts: &BuildOptions,
+    model: &Model,
+    embedder: &Embedder,
+    collected: &'a source::Collected,
+) -> Result<Indexed<'a>> {
     let manifest = &model.manifest;
-    // Cached vectors are named by the encoder that made them, not only the model's name.
-    let vectors_id = model.vectors_id()?;
-    let started = Instant::now();
-    opts.config.validate()?;
     let source::Collected {
         files,
-        mut skipped,
+        skipped,
         input,
-    } = source::collect(&opts.docs, &opts.config)?;
+    } = collected;
+    let (files, input) = (files.as_slice(), *input);
+    let mut skipped = skipped.clone();
     let mut warnings = Vec::new();
-
-    // Pages and chunks, in path order.
     let budget = embedder.max_tokens();
     let count = |s: &str| {
         embedder
@@ -387,7 +421,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     let mut page_sources: Vec<&str> = Vec::new();
     let mut langs: Vec<Lang> = Vec::new();
     let (extracted, chrome_report) =
-        extract_pages(&files, opts.config.slugs, &mut skipped, |page| {
+        extract_pages(files, opts.config.slugs, &mut skipped, |page| {
             split_sections(&page.sections, budget, 2, &count)
         });
     for (file, page, pieces) in &extracted {
@@ -462,21 +496,73 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
             if skipped.len() > 20 { "\n  ..." } else { "" }
         );
     }
+    Ok(Indexed {
+        writer,
+        page_sources,
+        langs,
+        skipped,
+        warnings,
+        chrome: chrome_report,
+    })
+}
 
-    // Embeddings: cached ones reused, the rest computed on all cores.
+/// The embedding cache for `opts` (`--cache`), with the vectors of other jobs' caches
+/// (`--cache-from`) added to it.
+pub(crate) fn open_cache(
+    opts: &BuildOptions,
+    vectors_id: &str,
+    warnings: &mut Vec<String>,
+) -> Result<EmbeddingCache> {
     let mut cache = match &opts.cache {
         Some(path) => {
-            let (c, warning) = EmbeddingCache::load(path, &vectors_id);
+            let (c, warning) = EmbeddingCache::load(path, vectors_id);
             warnings.extend(warning);
             c
         }
-        None => EmbeddingCache::empty(&vectors_id),
+        None => EmbeddingCache::empty(vectors_id),
     };
-    let texts: Vec<String> = writer
+    for path in &opts.cache_from {
+        if !path.is_file() {
+            bail!("--cache-from {}: no such file", path.display());
+        }
+        let (other, warning) = EmbeddingCache::load(path, vectors_id);
+        if let Some(w) = warning {
+            warnings.push(format!("--cache-from {}: {w}", path.display()));
+        }
+        cache.absorb(other);
+    }
+    Ok(cache)
+}
+
+/// The text each chunk is embedded as.
+pub(crate) fn chunk_texts(writer: &BundleWriter) -> Vec<String> {
+    writer
         .chunks()
         .iter()
         .map(|c| embedding_text(&c.breadcrumb, &c.text))
-        .collect();
+        .collect()
+}
+
+/// Builds the bundle (and its query table) for `opts` with `embedder`, the model's runtime; returns what was built.
+pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<BuildReport> {
+    let manifest = &model.manifest;
+    // Cached vectors are named by the encoder that made them, not only the model's name.
+    let vectors_id = model.vectors_id()?;
+    let started = Instant::now();
+    opts.config.validate()?;
+    let collected = source::collect(&opts.docs, &opts.config)?;
+    let Indexed {
+        writer,
+        page_sources,
+        langs,
+        skipped,
+        mut warnings,
+        chrome: chrome_report,
+    } = index(opts, model, embedder, &collected)?;
+
+    // Embeddings: cached ones reused, the rest computed on all cores.
+    let mut cache = open_cache(opts, &vectors_id, &mut warnings)?;
+    let texts = chunk_texts(&writer);
     let sources: Vec<&str> = writer
         .chunks()
         .iter()
@@ -498,6 +584,8 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     }
     let embed_time = embed_start.elapsed();
 
+    // Every text the model ran on, chunks or not.
+    let mut embedded_texts = embedded;
     // Indexes (deterministic: the same chunks and vectors give the same bytes).
     let bundle = writer.finish(vectors)?;
     // "No good match" measured on this site, unless its owner set the threshold.
@@ -506,9 +594,10 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         Some(c) => Threshold::Configured(c),
         None => {
             let probes = abstain::probe_questions();
-            let (vectors, _, _) = embed_cached(embedder, &mut cache, &probes, None, |i| {
+            let (vectors, n, _) = embed_cached(embedder, &mut cache, &probes, None, |i| {
                 format!("embedding the probe question {:?}", probes[i])
             })?;
+            embedded_texts += n;
             abstain::calibrate(&engine, &vectors, manifest.abstain_cosine)
         }
     };
@@ -519,8 +608,16 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
     let rank = opts.config.query_table_rank;
     let engine = Engine::new(bundle);
     warnings.extend(idle_synonyms(&engine, &opts.config));
-    let fitted =
-        (rank > 0).then(|| fit_query_table(&engine, embedder, &mut cache, opts.progress, rank));
+    let fitted = (rank > 0).then(|| {
+        fit_query_table(
+            &engine,
+            embedder,
+            &mut cache,
+            opts.progress,
+            rank,
+            &mut embedded_texts,
+        )
+    });
     let (bundle, query_table) = (engine.into_bundle(), fitted);
     // The split form, for readers that fetch only what a query needs (written first: a
     // whole file an earlier build left goes only once its replacement is in place).
@@ -563,6 +660,7 @@ pub fn build(opts: &BuildOptions, model: &Model, embedder: &Embedder) -> Result<
         skipped,
         embedded,
         reused,
+        embedded_texts,
         query_table,
         langs,
         warnings,

@@ -152,6 +152,15 @@ impl EmbeddingCache {
         self.entries.insert(key, vector);
     }
 
+    /// Adds `other`'s entries that this cache lacks (another job's share of a split build).
+    /// They are saved only if this build uses them.
+    pub fn absorb(&mut self, other: EmbeddingCache) {
+        self.dropped += other.dropped;
+        for (key, vector) in other.entries {
+            self.entries.entry(key).or_insert(vector);
+        }
+    }
+
     /// Writes the entries used by this build (stale ones are dropped) atomically.
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         let mut entries: Vec<Entry> = self

@@ -10,11 +10,12 @@ use lantern_embedder::Model;
 
 use crate::build::{build, default_cache_path, BuildOptions, BuildReport};
 use crate::config::{Config, Input, SlugStyle, UrlStyle, CONFIG_FILE};
+use crate::part::{build_part, Part, PartReport};
 use crate::publish::{
     self, user_cache_path, Meaning, Published, SwScope, BUNDLE_FILE, PUBLISH_FOLDER, SITE_SW_FILE,
     SNIPPET_FILE,
 };
-use crate::source;
+use crate::source::{self, Skipped};
 
 /// `lantern build`'s flags, as given.
 #[derive(Debug, Clone)]
@@ -51,6 +52,10 @@ pub struct BuildFlags {
     pub meaning: Meaning,
     /// `--runtime` (a published site) [default: the runtime inside lantern].
     pub runtime: Option<PathBuf>,
+    /// `--part K/N`: this job embeds its share into the cache; no bundle.
+    pub part: Option<Part>,
+    /// `--cache-from` (repeatable): other jobs' caches to reuse.
+    pub cache_from: Vec<PathBuf>,
 }
 
 /// A decided build: the bundle's options, and what a built site publishes.
@@ -67,10 +72,18 @@ struct PublishPlan {
     service_worker: SwScope,
 }
 
+/// What a planned build wrote: a bundle, or one part's share of the embeddings.
+pub enum Built {
+    /// The bundle's build.
+    Bundle(BuildReport),
+    /// One job of a build split across jobs (`--part`).
+    Part(PartReport),
+}
+
 /// What a planned build did.
 pub struct BuildOutcome {
-    /// The bundle's build.
-    pub report: BuildReport,
+    /// The bundle's build, or the part's.
+    pub built: Built,
     /// The cache used, if any.
     pub cache: Option<PathBuf>,
     /// What was published into a built site.
@@ -149,6 +162,13 @@ impl BuildPlan {
         } else {
             user_cache_path(&flags.docs)
         };
+        if flags.part.is_some() && cache.is_none() {
+            bail!("--part writes its share into the embedding cache: give --cache PATH, not --no-cache");
+        }
+        // A part another job did not hand over is named now, not after an hour of embedding.
+        if let Some(missing) = flags.cache_from.iter().find(|p| !p.is_file()) {
+            bail!("--cache-from {}: no such file", missing.display());
+        }
         let options = BuildOptions {
             docs: flags.docs,
             out,
@@ -156,6 +176,8 @@ impl BuildPlan {
             cache,
             progress: flags.progress,
             whole_file: flags.out.is_some() || flags.whole_file,
+            part: flags.part,
+            cache_from: flags.cache_from,
         };
         Ok(Self { options, publish })
     }
@@ -168,6 +190,15 @@ impl BuildPlan {
     /// Builds the bundle and, for a built site, publishes everything beside it. The site is
     /// locked and the runtime read before anything is written.
     pub fn run(&self, model: &Model) -> Result<BuildOutcome> {
+        if let Some(part) = self.options.part {
+            // A part writes its cache alone: nothing in the site, nothing to lock.
+            let report = build_part(&self.options, model, &model.embedder()?, part)?;
+            return Ok(BuildOutcome {
+                built: Built::Part(report),
+                cache: self.options.cache.clone(),
+                published: None,
+            });
+        }
         let _lock = self.site().map(publish::lock_site).transpose()?;
         let runtime = match &self.publish {
             Some(p) => Some(load_runtime(p.runtime.as_deref())?),
@@ -196,16 +227,37 @@ impl BuildPlan {
             _ => None,
         };
         Ok(BuildOutcome {
-            report,
+            built: Built::Bundle(report),
             cache: self.options.cache.clone(),
             published,
         })
     }
 }
 
+impl BuildOutcome {
+    /// Files the build left out.
+    pub fn skipped(&self) -> &[Skipped] {
+        match &self.built {
+            Built::Bundle(r) => &r.skipped,
+            Built::Part(r) => &r.skipped,
+        }
+    }
+
+    /// What the owner should know.
+    pub fn warnings(&self) -> &[String] {
+        match &self.built {
+            Built::Bundle(r) => &r.warnings,
+            Built::Part(r) => &r.warnings,
+        }
+    }
+}
+
 impl fmt::Display for BuildOutcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}", self.report)?;
+        match &self.built {
+            Built::Bundle(r) => writeln!(f, "{r}")?,
+            Built::Part(r) => writeln!(f, "{r}")?,
+        }
         if let Some(p) = &self.published {
             match &self.cache {
                 Some(c) => writeln!(f, "  embedding cache: {}", c.display())?,

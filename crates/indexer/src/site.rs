@@ -61,6 +61,8 @@ pub fn site(opts: &SiteOptions, model: &Model) -> Result<SiteReport> {
             ),
             progress: false,
             whole_file: false,
+            part: None,
+            cache_from: Vec::new(),
         },
         model,
         &embedder,

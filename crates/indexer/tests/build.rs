@@ -95,6 +95,8 @@ fn a_site_threshold_overrides_the_models() {
         cache: None,
         progress: false,
         whole_file: true,
+        part: None,
+        cache_from: Vec::new(),
     };
     lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
     let bundle = Bundle::from_bytes(&std::fs::read(&path).unwrap()).unwrap();
@@ -121,6 +123,8 @@ fn declared_synonyms_reach_the_bundle_and_idle_ones_are_named() {
         cache: None,
         progress: false,
         whole_file: true,
+        part: None,
+        cache_from: Vec::new(),
     };
     let r = lantern_indexer::build(&opts, &m.model, &m.embedder).unwrap();
     let idle: Vec<&String> = r
@@ -732,6 +736,8 @@ fn a_built_site_gets_one_published_folder_that_is_never_indexed() {
         cache: Some(cache.path().join("site.cache")),
         progress: false,
         whole_file: false,
+        part: None,
+        cache_from: Vec::new(),
     };
     // A whole file and its compressed copy from an earlier release, which published both forms.
     common::write(site.path(), "lantern/search.lantern", b"old");
@@ -880,4 +886,86 @@ fn the_ui_module_published_is_the_one_the_bundles_languages_need() {
         published(&[Lang::English, Lang::French]),
         ["widget.js=w", "ui/lantern_ui.js=every"]
     );
+}
+
+#[test]
+fn a_build_split_across_jobs_writes_the_one_job_bundle_without_embedding_again() {
+    let docs = tempfile::tempdir().unwrap();
+    sample_docs(docs.path());
+    let m = model();
+    let opts = |out: &std::path::Path, cache: &std::path::Path| BuildOptions {
+        docs: docs.path().to_path_buf(),
+        out: out.to_path_buf(),
+        config: Config::default(),
+        cache: Some(cache.to_path_buf()),
+        progress: false,
+        whole_file: true,
+        part: None,
+        cache_from: Vec::new(),
+    };
+    // One job.
+    let one = tempfile::tempdir().unwrap();
+    let single = one.path().join("b");
+    let r = lantern_indexer::build(&opts(&single, &one.path().join("c")), &m.model, &m.embedder)
+        .unwrap();
+    assert!(
+        r.embedded_texts > r.chunks,
+        "probes and the query table embedded too"
+    );
+
+    // Three parts, each its own cache and no bundle, then a job that merges them.
+    let jobs = tempfile::tempdir().unwrap();
+    let mut caches = Vec::new();
+    let mut shares = 0;
+    for index in 1..=3 {
+        let cache = jobs.path().join(format!("part-{index}.cache"));
+        let o = BuildOptions {
+            part: Some(lantern_indexer::Part { index, of: 3 }),
+            ..opts(&jobs.path().join("b"), &cache)
+        };
+        let p =
+            lantern_indexer::part::build_part(&o, &m.model, &m.embedder, o.part.unwrap()).unwrap();
+        assert!(p.share > 0 && p.embedded == p.share, "{p}");
+        assert!(cache.is_file());
+        shares += p.share;
+        assert_eq!(
+            p.texts, r.embedded_texts,
+            "every part sees the whole build's texts"
+        );
+        caches.push(cache);
+    }
+    assert_eq!(
+        shares, r.embedded_texts,
+        "the parts share the texts without overlap"
+    );
+    assert!(!jobs.path().join("b").exists(), "a part writes no bundle");
+    let merged = jobs.path().join("merged");
+    let report = lantern_indexer::build(
+        &BuildOptions {
+            cache_from: caches,
+            ..opts(&merged, &jobs.path().join("merged.cache"))
+        },
+        &m.model,
+        &m.embedder,
+    )
+    .unwrap();
+    assert_eq!(report.embedded_texts, 0, "everything came from the parts");
+    assert_eq!(
+        std::fs::read(&merged).unwrap(),
+        std::fs::read(&single).unwrap()
+    );
+    let table = |b: &std::path::Path| std::fs::read(lantern_indexer::query_table_path(b)).unwrap();
+    assert_eq!(table(&merged), table(&single));
+
+    // A part's cache named but missing is an error, not a silent hour of embedding.
+    let err = lantern_indexer::build(
+        &BuildOptions {
+            cache_from: vec![jobs.path().join("part-9.cache")],
+            ..opts(&merged, &jobs.path().join("merged.cache"))
+        },
+        &m.model,
+        &m.embedder,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("part-9.cache"), "{err}");
 }

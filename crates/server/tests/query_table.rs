@@ -277,6 +277,8 @@ fn rank_zero_writes_no_table_and_removes_an_old_one() {
             cache: None,
             progress: false,
             whole_file: true,
+            part: None,
+            cache_from: Vec::new(),
         },
         &m.model,
         &m.embedder,

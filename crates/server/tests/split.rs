@@ -180,6 +180,8 @@ fn partitioned() -> &'static Built {
                 cache: Some(built().dir.path().join("cache")),
                 progress: false,
                 whole_file: true,
+                part: None,
+                cache_from: Vec::new(),
             },
             &m.model,
             &m.embedder,

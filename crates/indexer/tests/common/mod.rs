@@ -44,6 +44,8 @@ pub fn build_dir(docs: &Path, out: &Path, cache: Option<PathBuf>) -> anyhow::Res
             cache,
             progress: false,
             whole_file: true,
+            part: None,
+            cache_from: Vec::new(),
         },
         &m.model,
         &m.embedder,
