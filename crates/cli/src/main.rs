@@ -75,8 +75,8 @@ fn run_writing(command: Command) -> Result<()> {
             let plan = lantern_indexer::BuildPlan::new(args.flags())?;
             let model = args.model.load()?;
             let outcome = plan.run(&model)?;
-            for s in outcome.skipped() {
-                eprintln!("warning: skipped {}: {}", s.path, s.reason);
+            for line in lantern_indexer::source::skipped_lines(outcome.skipped()) {
+                eprintln!("warning: {line}");
             }
             for w in outcome.warnings() {
                 eprintln!("warning: {w}");

@@ -26,6 +26,48 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
+/// Files named per reason in [`skipped_lines`]; the rest are counted.
+pub const SKIPS_NAMED_PER_REASON: usize = 5;
+
+/// What to tell the owner about the files left out: each named with its reason, at most
+/// [`SKIPS_NAMED_PER_REASON`] per kind of reason, then how many more (Django's manual skips 150
+/// generated source listings; naming each buried every other line of the build).
+pub fn skipped_lines(skipped: &[Skipped]) -> Vec<String> {
+    let mut kinds: Vec<(std::mem::Discriminant<SkipReason>, usize)> = Vec::new();
+    let mut lines = Vec::new();
+    for s in skipped {
+        let kind = std::mem::discriminant(&s.reason);
+        let seen = match kinds.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => {
+                *n += 1;
+                *n
+            }
+            None => {
+                kinds.push((kind, 1));
+                1
+            }
+        };
+        if seen <= SKIPS_NAMED_PER_REASON {
+            lines.push(format!("skipped {}: {}", s.path, s.reason));
+        }
+    }
+    for (kind, n) in kinds {
+        if n > SKIPS_NAMED_PER_REASON {
+            let first = skipped
+                .iter()
+                .find(|s| std::mem::discriminant(&s.reason) == kind)
+                .expect("a skip of this kind");
+            lines.push(format!(
+                "skipped {} more files like {} ({})",
+                n - SKIPS_NAMED_PER_REASON,
+                first.path,
+                first.reason
+            ));
+        }
+    }
+    lines
+}
+
 /// The named reasons a file in scope is not indexed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SkipReason {
@@ -273,6 +315,30 @@ fn read_text(path: &Path, max_bytes: u64) -> std::result::Result<String, SkipRea
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn many_skips_for_one_reason_are_counted_not_listed() {
+        let mut skipped: Vec<Skipped> = (0..150)
+            .map(|i| Skipped {
+                path: format!("_modules/m{i}.html"),
+                reason: SkipReason::GeneratedIndex,
+            })
+            .collect();
+        skipped.insert(
+            3,
+            Skipped {
+                path: "empty.md".into(),
+                reason: SkipReason::NoText,
+            },
+        );
+        let lines = skipped_lines(&skipped);
+        assert_eq!(lines.len(), SKIPS_NAMED_PER_REASON + 2, "{lines:#?}");
+        assert!(lines.contains(&"skipped empty.md: no text to index".to_string()));
+        assert_eq!(
+            lines.last().unwrap(),
+            "skipped 145 more files like _modules/m0.html (a generated index of the docs, not a page of them)"
+        );
+    }
 
     #[test]
     fn generators_pages_that_are_not_docs_are_left_out_of_a_built_site() {
