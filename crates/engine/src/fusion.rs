@@ -186,6 +186,35 @@ impl Fusion {
     }
 }
 
+/// Sections of one page that agree on meaning: a page holding several of the vector search's
+/// first [`AGREEMENT_DEPTH`] sections gains [`AGREEMENT_WEIGHT`] times their cosines, each
+/// scaled between the list's last (0) and first (1) and divided by the depth. A page whose
+/// sections answer the question from several sides is the answer more often than one whose
+/// single section shares its words: without it, hybrid trailed vector search on the Rust book
+/// (0.890 against 0.894) and barely led keywords on the Cargo book (0.691 against 0.686);
+/// with it, hybrid leads both on every labelled set, each held out in turn (evaluation.md).
+pub(crate) const AGREEMENT_DEPTH: usize = 20;
+/// See [`AGREEMENT_DEPTH`].
+pub(crate) const AGREEMENT_WEIGHT: f32 = 0.4;
+
+/// Adds each page's vector agreement ([`AGREEMENT_DEPTH`]) to its score. `vector` is the
+/// vector list, best first.
+pub(crate) fn add_vector_agreement(
+    page_scores: &mut HashMap<u32, f32>,
+    vector: &[(u32, f32)],
+    page_of: impl Fn(u32) -> u32,
+) {
+    let (Some(&(_, hi)), Some(&(_, lo))) = (vector.first(), vector.last()) else {
+        return;
+    };
+    let span = (hi - lo).max(f32::EPSILON);
+    for &(c, cos) in vector.iter().take(AGREEMENT_DEPTH) {
+        if let Some(score) = page_scores.get_mut(&page_of(c)) {
+            *score += AGREEMENT_WEIGHT * ((cos - lo) / span) / AGREEMENT_DEPTH as f32;
+        }
+    }
+}
+
 /// The worst place keyword search's best page may take among hybrid's pages. When the words
 /// of a query are weakly matched, fusion leans on meaning; when meaning is wrong, the page that
 /// holds the reader's words best could fall off the first screen. It stays within the first
@@ -297,6 +326,28 @@ mod tests {
         let before = scores.clone();
         keep_within(&mut scores, 2, 3);
         keep_within(&mut scores, 99, 3);
+        assert_eq!(scores, before);
+    }
+
+    #[test]
+    fn a_page_whose_sections_agree_on_meaning_gains_and_others_keep_their_score() {
+        // Page 1's best section leads; page 2 holds four of the next sections by meaning.
+        let mut scores: HashMap<u32, f32> = [(1, 0.50), (2, 0.47), (3, 0.40)].into();
+        let vector = [
+            (10, 0.70),
+            (20, 0.68),
+            (21, 0.66),
+            (22, 0.64),
+            (23, 0.62),
+            (30, 0.30),
+        ];
+        add_vector_agreement(&mut scores, &vector, |c| c / 10);
+        assert!(scores[&2] > scores[&1], "{scores:?}");
+        // The list's last cosine adds nothing: page 3 is where it was.
+        assert_eq!(scores[&3], 0.40);
+        // Nothing to agree on: nothing moves.
+        let before = scores.clone();
+        add_vector_agreement(&mut scores, &[], |c| c / 10);
         assert_eq!(scores, before);
     }
 

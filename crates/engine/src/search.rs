@@ -11,7 +11,8 @@ use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
 use crate::fusion::{
-    best_per_page, keep_within, pooled_pages, Evidence, Fusion, PageScore, KEYWORD_FIRST_WITHIN,
+    add_vector_agreement, best_per_page, keep_within, pooled_pages, Evidence, Fusion, PageScore,
+    KEYWORD_FIRST_WITHIN,
 };
 use crate::model::Manifest;
 use crate::query::Query;
@@ -376,6 +377,9 @@ impl Engine {
             (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
         };
         let mut page_scores = page_scores;
+        if mode == Mode::Hybrid && !matches!(fusion, Fusion::Rrf { .. }) {
+            add_vector_agreement(&mut page_scores, &vector_list, page_of);
+        }
         if let (Mode::Hybrid, Some(&(c, _))) = (mode, keyword.first()) {
             keep_within(&mut page_scores, page_of(c), KEYWORD_FIRST_WITHIN);
         }
