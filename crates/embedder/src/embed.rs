@@ -142,7 +142,8 @@ impl Embedder {
 
     /// Tokens the model would see for `text` without truncation, special tokens included.
     pub fn count_tokens(&self, text: &str) -> Result<usize> {
-        let enc = self.counter.encode(text, true).map_err(tok_err)?;
+        // Without offsets: the same ids, and counting is most of a cached rebuild's extraction.
+        let enc = self.counter.encode_fast(text, true).map_err(tok_err)?;
         Ok(enc.get_ids().len())
     }
 
@@ -282,7 +283,7 @@ pub fn tokenizers(json: &[u8], max_tokens: usize) -> Result<(Tokenizer, Tokenize
 }
 
 fn token_ids(tokenizer: &Tokenizer, text: &str) -> Result<Vec<u32>> {
-    let enc = tokenizer.encode(text, true).map_err(tok_err)?;
+    let enc = tokenizer.encode_fast(text, true).map_err(tok_err)?;
     Ok(enc.get_ids().to_vec())
 }
 
