@@ -11,6 +11,8 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::results::Mode;
+
 /// How cosines are brought to `[0, 1]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -234,6 +236,46 @@ pub(crate) fn keep_within(page_scores: &mut HashMap<u32, f32>, page: u32, within
         return;
     }
     page_scores.insert(page, ranked[within - 1].1.next_up());
+}
+
+/// Each page's score: from its fused sections, or with [`PageScore::Fused`] from each
+/// retriever's best section of the page fused again; in hybrid mode, plus the agreement of its
+/// sections on meaning, with keyword search's best page kept within the first few.
+pub(crate) fn page_scores(
+    mode: Mode,
+    (fusion, page_score): (Fusion, PageScore),
+    e: &Evidence,
+    fused: &[(u32, f32)],
+    page_of: impl Fn(u32) -> u32 + Copy,
+) -> HashMap<u32, f32> {
+    let mut scores: HashMap<u32, f32> = match (mode, page_score) {
+        (_, PageScore::Sections(w)) => pooled_pages(w, fused, page_of),
+        (Mode::Hybrid, PageScore::Fused) => {
+            let mut extra_pages: HashMap<u32, f32> = HashMap::new();
+            for (&c, &cos) in e.extra_cosine {
+                let best = extra_pages.entry(page_of(c)).or_insert(cos);
+                *best = best.max(cos);
+            }
+            fusion
+                .fuse(&Evidence {
+                    keyword: &best_per_page(e.keyword, page_of),
+                    keyword_strength: e.keyword_strength,
+                    vector: &best_per_page(e.vector, page_of),
+                    extra_cosine: &extra_pages,
+                })
+                .into_iter()
+                .collect()
+        }
+        // One retriever: a page's evidence is its best section's.
+        (_, PageScore::Fused) => pooled_pages(0.0, fused, page_of),
+    };
+    if mode == Mode::Hybrid && !matches!(fusion, Fusion::Rrf { .. }) {
+        add_vector_agreement(&mut scores, e.vector, page_of);
+    }
+    if let (Mode::Hybrid, Some(&(c, _))) = (mode, e.keyword.first()) {
+        keep_within(&mut scores, page_of(c), KEYWORD_FIRST_WITHIN);
+    }
+    scores
 }
 
 /// The best score of each page in a list of chunk scores (best first), best page first.

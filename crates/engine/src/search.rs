@@ -10,10 +10,7 @@ use crate::analyze::{Analyzer, Lang};
 use crate::bundle::Bundle;
 use crate::error::Error;
 use crate::filter::{Facet, Filter};
-use crate::fusion::{
-    add_vector_agreement, best_per_page, keep_within, pooled_pages, Evidence, Fusion, PageScore,
-    KEYWORD_FIRST_WITHIN,
-};
+use crate::fusion::{page_scores, Evidence, Fusion, PageScore};
 use crate::model::Manifest;
 use crate::query::Query;
 use crate::script::{mostly_unread, Script};
@@ -345,44 +342,18 @@ impl Engine {
                 .collect(),
             _ => HashMap::new(),
         };
+        let evidence = Evidence {
+            keyword: &keyword,
+            keyword_strength,
+            vector: &vector_list,
+            extra_cosine: &extra_cosine,
+        };
         let fused: Vec<(u32, f32)> = match mode {
             Mode::Keyword => keyword.clone(),
             Mode::Vector => vector_list.clone(),
-            Mode::Hybrid => fusion.fuse(&Evidence {
-                keyword: &keyword,
-                keyword_strength,
-                vector: &vector_list,
-                extra_cosine: &extra_cosine,
-            }),
+            Mode::Hybrid => fusion.fuse(&evidence),
         };
-        let page_scores: HashMap<u32, f32> = match (mode, page_score) {
-            (_, PageScore::Sections(w)) => pooled_pages(w, &fused, page_of),
-            (Mode::Hybrid, PageScore::Fused) => {
-                let mut extra_pages: HashMap<u32, f32> = HashMap::new();
-                for (&c, &cos) in &extra_cosine {
-                    let best = extra_pages.entry(page_of(c)).or_insert(cos);
-                    *best = best.max(cos);
-                }
-                fusion
-                    .fuse(&Evidence {
-                        keyword: &best_per_page(&keyword, page_of),
-                        keyword_strength,
-                        vector: &best_per_page(&vector_list, page_of),
-                        extra_cosine: &extra_pages,
-                    })
-                    .into_iter()
-                    .collect()
-            }
-            // One retriever: a page's evidence is its best section's.
-            (_, PageScore::Fused) => pooled_pages(0.0, &fused, page_of),
-        };
-        let mut page_scores = page_scores;
-        if mode == Mode::Hybrid && !matches!(fusion, Fusion::Rrf { .. }) {
-            add_vector_agreement(&mut page_scores, &vector_list, page_of);
-        }
-        if let (Mode::Hybrid, Some(&(c, _))) = (mode, keyword.first()) {
-            keep_within(&mut page_scores, page_of(c), KEYWORD_FIRST_WITHIN);
-        }
+        let page_scores = page_scores(mode, (fusion, page_score), &evidence, &fused, page_of);
         let mut shown = self.shown(&fused, &page_scores, k, &query, &want);
         // Every shown hit's text, and the best keyword hit's, is needed from here on.
         for &(c, _) in shown.iter().chain(keyword.first()) {
@@ -391,24 +362,7 @@ impl Engine {
         if !want.is_empty() {
             return self.incomplete(mode, &want);
         }
-        // The parts of one long section share its link and breadcrumb: its best part stands
-        // for it, so no row repeats another.
-        let mut links: std::collections::HashSet<(u32, &str)> = std::collections::HashSet::new();
-        let mut parts: Vec<u32> = Vec::new();
-        shown.retain(|&(c, _)| match self.bundle.chunk(c) {
-            Some(chunk) if !links.insert((chunk.page, chunk.anchor.as_str())) => {
-                parts.push(c);
-                false
-            }
-            _ => true,
-        });
-        // Sections of a shown page beyond those shown: "N more on this page".
-        let mut more: HashMap<u32, u32> = HashMap::new();
-        for &(c, _) in &fused {
-            if !shown.iter().any(|&(s, _)| s == c) && !parts.contains(&c) {
-                *more.entry(page_of(c)).or_default() += 1;
-            }
-        }
+        let more = self.one_row_per_section(&mut shown, &fused);
         let fused = shown;
 
         let all_words = keyword
@@ -418,14 +372,12 @@ impl Engine {
         // can vouch for the results.
         let unread_script = best_cosine.is_some() && mostly_unread(text, &self.model_scripts);
         let uncalibrated = table.is_some_and(|t| !t.is_calibrated());
-        let no_good_match = match (uncalibrated, unread_script, mode) {
-            (_, true, Mode::Vector) => true,
-            (_, true, _) => keyword.is_empty(),
-            // A table without a calibration gives cosines on a scale of its own.
-            (true, _, Mode::Vector) => dense.is_empty(),
-            (true, _, _) => keyword.is_empty(),
-            (false, false, _) => self.weak_evidence(&keyword, all_words, best_cosine, mode),
-        };
+        let no_good_match = self.no_good_match(
+            mode,
+            (uncalibrated, unread_script, all_words),
+            &keyword,
+            best_cosine,
+        );
         let highlight_terms = crate::excerpt::highlight_terms(&self.analyzer, &self.langs, &query);
         let hits: Vec<Hit> = fused
             .iter()
@@ -545,6 +497,52 @@ impl Engine {
             approximate: false,
             unread_script: false,
             missing: self.bundle.wanted_names(want.take()),
+        }
+    }
+
+    /// Keeps one row per section among `shown`: the parts of one long section share its link
+    /// and breadcrumb, so its best part stands for it. Returns, per page, its sections in
+    /// `fused` beyond those shown ("N more on this page").
+    fn one_row_per_section(
+        &self,
+        shown: &mut Vec<(u32, f32)>,
+        fused: &[(u32, f32)],
+    ) -> HashMap<u32, u32> {
+        let mut links: HashSet<(u32, &str)> = HashSet::new();
+        let mut parts: Vec<u32> = Vec::new();
+        shown.retain(|&(c, _)| match self.bundle.chunk(c) {
+            Some(chunk) if !links.insert((chunk.page, chunk.anchor.as_str())) => {
+                parts.push(c);
+                false
+            }
+            _ => true,
+        });
+        let mut more: HashMap<u32, u32> = HashMap::new();
+        for &(c, _) in fused {
+            if !shown.iter().any(|&(s, _)| s == c) && !parts.contains(&c) {
+                *more.entry(self.bundle.page_id_of(c)).or_default() += 1;
+            }
+        }
+        more
+    }
+
+    /// Whether to say "no good match": a question in a script the model cannot read, or
+    /// cosines from an uncalibrated table, are judged by their words alone; otherwise
+    /// [`Engine::weak_evidence`].
+    fn no_good_match(
+        &self,
+        mode: Mode,
+        (uncalibrated, unread_script, all_words): (bool, bool, bool),
+        keyword: &[(u32, f32)],
+        best_cosine: Option<f32>,
+    ) -> bool {
+        match (uncalibrated, unread_script, mode) {
+            (_, true, Mode::Vector) => true,
+            (_, true, _) => keyword.is_empty(),
+            // A table without a calibration gives cosines on a scale of its own.
+            (true, _, Mode::Vector) => best_cosine.is_none(),
+            (true, _, _) => keyword.is_empty(),
+            (false, false, _) => self.weak_evidence(keyword, all_words, best_cosine, mode),
         }
     }
 
