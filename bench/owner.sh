@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What a site owner pays, Lantern against Pagefind on the same generator output in one run:
 # the Cargo book built by MkDocs and the FastAPI docs built by Sphinx (MyST), from
-# ../shared/corpora. For each: index time cold (nothing cached) and on the next deploy, files
-# and bytes published (with the model, and with --model quick), and the packages installed.
+# ../shared/corpora, and PostgreSQL's manual from Debian's package when installed. For each:
+# index time cold (nothing cached), on the next deploy and with one page changed (against
+# Pagefind's, which always indexes everything), files and bytes published (with the model, and
+# with --model quick), and the packages installed.
 #
 #   bash bench/owner.sh            # LANTERN=path/to/lantern to time another binary
 #
@@ -62,8 +64,21 @@ seconds() {
 files() { find "$1" -type f | wc -l; }
 mb() { du -sb "$1" | awk '{printf "%.1f", $1 / 1000000}'; }
 
+# The large manual (#72): PostgreSQL 15's, as Debian ships it, when installed
+# (bash bench/manual.sh installs it).
+sites=(cargo:"Cargo book (MkDocs)" fastapi:"FastAPI (Sphinx)")
+if [ -d /usr/share/doc/postgresql-doc-15/html ]; then
+  cp -r /usr/share/doc/postgresql-doc-15/html "$work/postgres-built"
+  sites+=(postgres:"PostgreSQL 15 manual (DocBook)")
+fi
+
+# One page changed: a sentence added to the site's front page.
+change_one_page() {
+  sed -i 's|</body>|<p>Changed for the benchmark: one new sentence on this page.</p></body>|' "$1/index.html"
+}
+
 rows=()
-for site in cargo:"Cargo book (MkDocs)" fastapi:"FastAPI (Sphinx)"; do
+for site in "${sites[@]}"; do
   name=${site%%:*}; label=${site#*:}
   pages=$(find "$work/$name-built" -name '*.html' | wc -l)
   cp -r "$work/$name-built" "$work/$name-lantern"
@@ -71,18 +86,21 @@ for site in cargo:"Cargo book (MkDocs)" fastapi:"FastAPI (Sphinx)"; do
   cache="$work/$name.cache"
   cold=$(seconds "$lantern" build "$work/$name-lantern" --cache "$cache" --quiet)
   again=$(seconds "$lantern" build "$work/$name-lantern" --cache "$cache" --quiet)
+  change_one_page "$work/$name-lantern"
+  changed=$(seconds "$lantern" build "$work/$name-lantern" --cache "$cache" --quiet)
   full="$(files "$work/$name-lantern/lantern") files, $(mb "$work/$name-lantern/lantern") MB"
   quick_s=$(seconds "$lantern" build "$work/$name-lantern" --cache "$cache" --model quick --quiet)
   quick="$(files "$work/$name-lantern/lantern") files, $(mb "$work/$name-lantern/lantern") MB"
   pf=$(seconds "$pagefind" --site "$work/$name-pagefind" --quiet)
   pf_out="$(files "$work/$name-pagefind/pagefind") files, $(mb "$work/$name-pagefind/pagefind") MB"
-  rows+=("| $label, $pages pages | $cold / $again / $quick_s | $full | $quick | $pf | $pf_out |")
+  ratio() { awk -v a="$1" -v b="$pf" 'BEGIN { printf "%.1fx", a / b }'; }
+  rows+=("| $label, $pages pages | $cold ($(ratio "$cold")) / $again / $changed ($(ratio "$changed")) / $quick_s | $full | $quick | $pf | $pf_out |")
 done
 
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); lantern: $lantern"
 echo
-echo "| site | Lantern index s: cold / next deploy / --model quick | Lantern published | with --model quick | Pagefind index s | Pagefind published |"
+echo "| site | Lantern index s: cold (x Pagefind) / next deploy / one page changed (x Pagefind) / --model quick | Lantern published | with --model quick | Pagefind index s | Pagefind published |"
 echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 echo
