@@ -119,28 +119,15 @@ fn run_writing(command: Command) -> Result<()> {
             filters,
             query_encoder,
             model,
-        } => {
-            let filter = filters
-                .iter()
-                .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
-            let needs_model = mode != lantern_engine::Mode::Keyword
-                && query_encoder != lantern_server::QueryEncoder::Table;
-            let model = needs_model.then(|| model.load()).transpose()?;
-            let mut searcher = Searcher::open(&bundle, model.as_ref())?;
-            searcher.set_encoder(query_encoder)?;
-            let started = std::time::Instant::now();
-            let results = searcher.search_filtered(&text, mode, k, &filter)?;
-            let took = started.elapsed();
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
-            } else {
-                write!(stdout, "{}", report::results_text(&results, explain, took))?;
-                if explain {
-                    let read = searcher.shards_read(&text, mode, k, &filter)?;
-                    write!(stdout, "{}", report::shards_text(&read))?;
-                }
-            }
-        }
+        } => query_command(
+            &bundle,
+            &text,
+            (mode, k, &filters),
+            (json, explain),
+            query_encoder,
+            &model,
+            &mut stdout,
+        )?,
         Command::Inspect { bundle } => {
             write!(
                 stdout,
@@ -183,34 +170,15 @@ fn run_writing(command: Command) -> Result<()> {
             golden,
             verbose,
             model,
-        } => {
-            let searcher = Searcher::open(&bundle, Some(&model.load()?))?;
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            match golden {
-                Some(golden) => rt.block_on(ask::evaluate_answers(
-                    &searcher,
-                    &proxy,
-                    &golden,
-                    verbose,
-                    &mut stdout,
-                ))?,
-                None => {
-                    let q = text.context("give a question, or --golden FILE")?;
-                    let mut attempts = Vec::new();
-                    let outcome = rt.block_on(ask::ask_observed(&searcher, &proxy, &q, &mut |a| {
-                        attempts.push(a)
-                    }));
-                    if verbose {
-                        for a in &attempts {
-                            eprintln!("attempt {}: {:?}\n  -> {}", a.number, a.text, a.result);
-                        }
-                    }
-                    write!(stdout, "{}", report::answer_text(&outcome?))?;
-                }
-            }
-        }
+        } => ask_command(
+            &bundle,
+            text,
+            &proxy,
+            golden.as_deref(),
+            verbose,
+            &model,
+            &mut stdout,
+        )?,
         Command::Proxy {
             upstream,
             model,
@@ -240,6 +208,74 @@ fn run_writing(command: Command) -> Result<()> {
         Command::Embed { text, model } => {
             let v = model.load()?.embedder()?.embed(&text)?;
             writeln!(stdout, "{}", serde_json::to_string(&v)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// `lantern ask`: one question through the answer proxy, or a golden set's.
+fn ask_command(
+    bundle: &std::path::Path,
+    text: Option<String>,
+    proxy: &str,
+    golden: Option<&std::path::Path>,
+    verbose: bool,
+    model: &args::ModelArg,
+    stdout: &mut impl Write,
+) -> Result<()> {
+    let searcher = Searcher::open(bundle, Some(&model.load()?))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    match golden {
+        Some(golden) => rt.block_on(ask::evaluate_answers(
+            &searcher, proxy, golden, verbose, stdout,
+        ))?,
+        None => {
+            let q = text.context("give a question, or --golden FILE")?;
+            let mut attempts = Vec::new();
+            let outcome = rt.block_on(ask::ask_observed(&searcher, proxy, &q, &mut |a| {
+                attempts.push(a)
+            }));
+            if verbose {
+                for a in &attempts {
+                    eprintln!("attempt {}: {:?}\n  -> {}", a.number, a.text, a.result);
+                }
+            }
+            write!(stdout, "{}", report::answer_text(&outcome?))?;
+        }
+    }
+    Ok(())
+}
+
+/// `lantern query`: one search, as text or JSON.
+fn query_command(
+    bundle: &std::path::Path,
+    text: &str,
+    (mode, k, filters): (lantern_engine::Mode, usize, &[(String, String)]),
+    (json, explain): (bool, bool),
+    query_encoder: lantern_server::QueryEncoder,
+    model: &args::ModelArg,
+    stdout: &mut impl Write,
+) -> Result<()> {
+    let filter = filters
+        .iter()
+        .fold(lantern_engine::Filter::default(), |f, (k, v)| f.with(k, v));
+    let needs_model = mode != lantern_engine::Mode::Keyword
+        && query_encoder != lantern_server::QueryEncoder::Table;
+    let model = needs_model.then(|| model.load()).transpose()?;
+    let mut searcher = Searcher::open(bundle, model.as_ref())?;
+    searcher.set_encoder(query_encoder)?;
+    let started = std::time::Instant::now();
+    let results = searcher.search_filtered(text, mode, k, &filter)?;
+    let took = started.elapsed();
+    if json {
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&results)?)?;
+    } else {
+        write!(stdout, "{}", report::results_text(&results, explain, took))?;
+        if explain {
+            let read = searcher.shards_read(text, mode, k, &filter)?;
+            write!(stdout, "{}", report::shards_text(&read))?;
         }
     }
     Ok(())
