@@ -43,7 +43,8 @@ def keep_within(ps, page, within=5):
     at=r.index(page)
     if at<within: return
     ps[page]=ps[r[within-1]]+1e-6
-def current(d, w=0.2, p=3.0):
+def convex(d, w=0.2, p=3.0):
+    """The engine's default fusion: (chunk, page, score), best first."""
     kw=d['kw']; vec=d['vec']
     best=kw[0][2] if kw else 0; div=best if best>0 else 1
     lo=vec[-1][2] if vec else 0
@@ -54,9 +55,10 @@ def current(d, w=0.2, p=3.0):
         sc[c]=kws*min(1,max(0,s/div))+w*max(0,cos.get(c,lo)); pg[c]=pp
     for c,pp,s,*_ in vec:
         if c not in sc: sc[c]=w*max(0,s); pg[c]=pp
-    fused=sorted(((c,pg[c],s) for c,s in sc.items()), key=lambda x:(-x[2],x[0]))
-    ps=pooled(fused)
-    if kw: keep_within(ps, kw[0][1])
+    return sorted(((c,pg[c],s) for c,s in sc.items()), key=lambda x:(-x[2],x[0]))
+def current(d, w=0.2, p=3.0):
+    ps=pooled(convex(d, w, p))
+    if d['kw']: keep_within(ps, d['kw'][0][1])
     return rankpages(ps)
 def kwonly(d):
     return rankpages(pooled([(c,p,s) for c,p,s,*_ in d['kw']]))
@@ -107,17 +109,8 @@ def score(**kw): return evalf(lambda d: fuse(d,**kw))
 BASE={s:max(evalf(kwonly)[s],evalf(veconly)[s]) for s in SETS}
 def cons_fuse(d, g=0.1, top=10, w=0.2, p=3.0, mode='score', skip_first=False, sec=0.5):
     kw=d['kw']; vec=d['vec']
-    best=kw[0][2] if kw else 0; div=best if best>0 else 1
     lo=vec[-1][2] if vec else 0
-    cos={c[0]:c[2] for c in vec}; cos.update({c[0]:c[2] for c in d['extra']})
-    kws=(1-w)*d['strength']**p
-    sc={}; pg={}
-    for c,pp,s,*_ in kw:
-        sc[c]=kws*min(1,max(0,s/div))+w*max(0,cos.get(c,lo)); pg[c]=pp
-    for c,pp,s,*_ in vec:
-        if c not in sc: sc[c]=w*max(0,s); pg[c]=pp
-    fused=sorted(((c,pg[c],s) for c,s in sc.items()), key=lambda x:(-x[2],x[0]))
-    ps=pooled(fused,sec)
+    ps=pooled(convex(d, w, p),sec)
     hi=vec[0][2] if vec else 1
     lo_t=vec[min(top,len(vec))-1][2] if vec else 0
     vc={}; seen=set()
