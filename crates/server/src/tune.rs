@@ -201,19 +201,7 @@ pub fn tune(
     if sets.len() < 2 {
         bail!("leave-one-out needs at least two sets");
     }
-    let mut loaded = Vec::new();
-    for s in sets {
-        let mut searcher = Searcher::open(&s.bundle, Some(model))?;
-        searcher.set_encoder(encoder)?;
-        let questions = load_golden(&s.golden)?;
-        let vectors = embed_all(&searcher, &questions)?;
-        loaded.push(Loaded {
-            name: s.name.clone(),
-            searcher,
-            questions,
-            vectors,
-        });
-    }
+    let loaded = load_sets(sets, model, encoder)?;
     let grid = grid();
     // scores[g][s]: hybrid summary of grid point g on set s.
     let scores: Vec<Vec<Summary>> = grid
@@ -255,62 +243,16 @@ pub fn tune(
         .collect();
     let pool_of = |g: usize| pools.iter().position(|p| *p == grid[g].1).unwrap_or(0);
     if let Some(path) = json {
-        let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
-        let doc = serde_json::json!({
-            "sets": names,
-            "grid": grid.iter().zip(&scores).map(|(f, s)| serde_json::json!({
-                "fusion": describe(*f), "pool": format!("{:?}", f.1), "sets": s,
-            })).collect::<Vec<_>>(),
-            "baselines": pools.iter().zip(&baselines).map(|(p, b)| serde_json::json!({
-                "pool": format!("{p:?}"),
-                "sets": b.iter().map(|(k, v)| serde_json::json!({"keyword": k, "vector": v})).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        });
-        std::fs::write(path, serde_json::to_string_pretty(&doc)?)
-            .with_context(|| format!("writing {}", path.display()))?;
+        write_json(path, &loaded, &grid, &scores, (&pools, &baselines))?;
     }
     let meets = |g: usize, s: usize| {
         let (kw, vec) = &baselines[pool_of(g)][s];
         bar_margin(&scores[g][s], kw, vec) >= 0.0 && within_trail(&scores[g][s], kw, vec)
     };
     if show_grid {
-        let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
-        writeln!(
-            out,
-            "grid: MRR@10 / paraphrase hit@1 per set ({}); * meets the bars and the gate on every set",
-            names.join(", ")
-        )?;
-        for (g, f) in grid.iter().enumerate() {
-            let cells: Vec<String> = scores[g]
-                .iter()
-                .map(|m| match m.get("paraphrase") {
-                    None => format!("{:.3} / -    ", m["all"].mrr10),
-                    Some(p) => format!("{:.3} / {:.3}", m["all"].mrr10, p.hit1),
-                })
-                .collect();
-            let star = if (0..loaded.len()).all(|s| meets(g, s)) {
-                "*"
-            } else {
-                " "
-            };
-            writeln!(out, "{star} {:<44} {}", describe(*f), cells.join(" "))?;
-        }
+        write_grid(&loaded, &grid, &scores, meets, out)?;
     }
-    for (pool, row) in pools.iter().zip(&baselines) {
-        for (l, (kw, vec)) in loaded.iter().zip(row) {
-            let para = vec
-                .get("paraphrase")
-                .map_or("-".into(), |m| format!("{:.3}", m.hit1));
-            writeln!(
-                out,
-                "{:?} {}: keyword MRR@10 {:.3}, vector MRR@10 {:.3}, vector paraphrase hit@1 {para}",
-                pool,
-                l.name,
-                kw["all"].mrr10,
-                vec["all"].mrr10,
-            )?;
-        }
-    }
+    write_baselines(&loaded, (&pools, &baselines), out)?;
     writeln!(out, "engine default: {}", describe(default))?;
     // Sets named `SITE/...` share a site: held out together, so a site's navigational set
     // cannot tune the fusion reported on its labelled one.
@@ -364,19 +306,7 @@ pub fn tune(
         mean(overall, None)
     )?;
     writeln!(out)?;
-    writeln!(
-        out,
-        "leave one site out: tuned on the other sites' sets, reported on the held-out set (page level);"
-    )?;
-    writeln!(
-        out,
-        "bars: MRR@10 >= the better single retriever's, paraphrase hit@1 >= vector's"
-    )?;
-    writeln!(
-        out,
-        "{:<10} {:<14} {:<14} {:>4} {:>6} {:>6} {:>7}",
-        "held out", "arm", "questions", "n", "hit@1", "hit@5", "MRR@10"
-    )?;
+    write_held_out_header(out)?;
     for (s, l) in loaded.iter().enumerate() {
         let picks = [
             ("tuned-grid", best_on(&whole, Some(s))),
@@ -396,35 +326,171 @@ pub fn tune(
                 }
             )?;
         }
-        let mut groups: Vec<String> = l.questions.iter().map(|q| q.group()).collect();
-        groups.sort();
-        groups.dedup();
-        let arms: [(&str, Mode, (Fusion, PageScore)); 6] = [
-            ("keyword", Mode::Keyword, (Fusion::RRF, BEST_SECTION)),
-            ("vector", Mode::Vector, (Fusion::RRF, BEST_SECTION)),
-            ("rrf", Mode::Hybrid, (Fusion::RRF, BEST_SECTION)),
-            ("tuned-grid", Mode::Hybrid, grid[picks[0].1]),
-            ("tuned-family", Mode::Hybrid, grid[picks[1].1]),
-            ("default", Mode::Hybrid, default),
-        ];
-        for (name, mode, f) in arms {
-            let o = l.outcomes(mode, f);
-            let mut rows = vec![("all".to_string(), all(&o))];
-            for g in &groups {
-                if g != "unanswerable" {
-                    rows.push((g.clone(), of_group(&o, g)));
-                }
-            }
-            for (label, m) in rows {
-                writeln!(
-                    out,
-                    "{:<10} {:<14} {:<14} {:>4} {:>6.3} {:>6.3} {:>7.3}",
-                    l.name, name, label, m.n, m.hit1, m.hit5, m.mrr10
-                )?;
-            }
-        }
+        write_arms(l, [grid[picks[0].1], grid[picks[1].1]], default, out)?;
     }
     calibrate_abstention(&loaded, model, out)
+}
+
+/// Each set's bundle opened with the model and its questions embedded.
+fn load_sets(
+    sets: &[TuneSet],
+    model: &lantern_embedder::Model,
+    encoder: QueryEncoder,
+) -> Result<Vec<Loaded>> {
+    let mut loaded = Vec::new();
+    for s in sets {
+        let mut searcher = Searcher::open(&s.bundle, Some(model))?;
+        searcher.set_encoder(encoder)?;
+        let questions = load_golden(&s.golden)?;
+        let vectors = embed_all(&searcher, &questions)?;
+        loaded.push(Loaded {
+            name: s.name.clone(),
+            searcher,
+            questions,
+            vectors,
+        });
+    }
+    Ok(loaded)
+}
+
+/// Keyword and vector alone: per page pooling and set, `baselines[pool][set]`.
+type Baselines<'a> = (&'a [PageScore], &'a [Vec<(Summary, Summary)>]);
+
+/// Every fusion's and baseline's metrics per set, as JSON at `path`.
+fn write_json(
+    path: &Path,
+    loaded: &[Loaded],
+    grid: &[(Fusion, PageScore)],
+    scores: &[Vec<Summary>],
+    (pools, baselines): Baselines,
+) -> Result<()> {
+    let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+    let doc = serde_json::json!({
+        "sets": names,
+        "grid": grid.iter().zip(scores).map(|(f, s)| serde_json::json!({
+            "fusion": describe(*f), "pool": format!("{:?}", f.1), "sets": s,
+        })).collect::<Vec<_>>(),
+        "baselines": pools.iter().zip(baselines).map(|(p, b)| serde_json::json!({
+            "pool": format!("{p:?}"),
+            "sets": b.iter().map(|(k, v)| serde_json::json!({"keyword": k, "vector": v})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+/// Every fusion's MRR@10 and paraphrase hit@1 on each set, starred where `meets` holds on
+/// every set.
+fn write_grid(
+    loaded: &[Loaded],
+    grid: &[(Fusion, PageScore)],
+    scores: &[Vec<Summary>],
+    meets: impl Fn(usize, usize) -> bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let names: Vec<&str> = loaded.iter().map(|l| l.name.as_str()).collect();
+    writeln!(
+        out,
+        "grid: MRR@10 / paraphrase hit@1 per set ({}); * meets the bars and the gate on every set",
+        names.join(", ")
+    )?;
+    for (g, f) in grid.iter().enumerate() {
+        let cells: Vec<String> = scores[g]
+            .iter()
+            .map(|m| match m.get("paraphrase") {
+                None => format!("{:.3} / -    ", m["all"].mrr10),
+                Some(p) => format!("{:.3} / {:.3}", m["all"].mrr10, p.hit1),
+            })
+            .collect();
+        let star = if (0..loaded.len()).all(|s| meets(g, s)) {
+            "*"
+        } else {
+            " "
+        };
+        writeln!(out, "{star} {:<44} {}", describe(*f), cells.join(" "))?;
+    }
+    Ok(())
+}
+
+/// The head of the leave-one-site-out table.
+fn write_held_out_header(out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "leave one site out: tuned on the other sites' sets, reported on the held-out set (page level);"
+    )?;
+    writeln!(
+        out,
+        "bars: MRR@10 >= the better single retriever's, paraphrase hit@1 >= vector's"
+    )?;
+    writeln!(
+        out,
+        "{:<10} {:<14} {:<14} {:>4} {:>6} {:>6} {:>7}",
+        "held out", "arm", "questions", "n", "hit@1", "hit@5", "MRR@10"
+    )?;
+    Ok(())
+}
+
+/// Keyword's and vector's MRR@10 on each set under each page pooling.
+fn write_baselines(
+    loaded: &[Loaded],
+    (pools, baselines): Baselines,
+    out: &mut dyn Write,
+) -> Result<()> {
+    for (pool, row) in pools.iter().zip(baselines) {
+        for (l, (kw, vec)) in loaded.iter().zip(row) {
+            let para = vec
+                .get("paraphrase")
+                .map_or("-".into(), |m| format!("{:.3}", m.hit1));
+            writeln!(
+                out,
+                "{:?} {}: keyword MRR@10 {:.3}, vector MRR@10 {:.3}, vector paraphrase hit@1 {para}",
+                pool,
+                l.name,
+                kw["all"].mrr10,
+                vec["all"].mrr10,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The held-out set's metrics for each arm: both retrievers, RRF, the two tuned fusions
+/// (`tuned`: the grid's and the default family's) and the default, overall and per type.
+fn write_arms(
+    l: &Loaded,
+    tuned: [(Fusion, PageScore); 2],
+    default: (Fusion, PageScore),
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut groups: Vec<String> = l.questions.iter().map(|q| q.group()).collect();
+    groups.sort();
+    groups.dedup();
+    let arms: [(&str, Mode, (Fusion, PageScore)); 6] = [
+        ("keyword", Mode::Keyword, (Fusion::RRF, BEST_SECTION)),
+        ("vector", Mode::Vector, (Fusion::RRF, BEST_SECTION)),
+        ("rrf", Mode::Hybrid, (Fusion::RRF, BEST_SECTION)),
+        ("tuned-grid", Mode::Hybrid, tuned[0]),
+        ("tuned-family", Mode::Hybrid, tuned[1]),
+        ("default", Mode::Hybrid, default),
+    ];
+    for (name, mode, f) in arms {
+        let o = l.outcomes(mode, f);
+        let mut rows = vec![("all".to_string(), all(&o))];
+        for g in &groups {
+            if g != "unanswerable" {
+                rows.push((g.clone(), of_group(&o, g)));
+            }
+        }
+        for (label, m) in rows {
+            writeln!(
+                out,
+                "{:<10} {:<14} {:<14} {:>4} {:>6.3} {:>6.3} {:>7.3}",
+                l.name, name, label, m.n, m.hit1, m.hit5, m.mrr10
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The site a set belongs to: `rust` for `rust/nav` and for `rust`.
