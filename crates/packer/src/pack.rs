@@ -248,6 +248,31 @@ const ROLES: [&str; 6] = [
     "output.dense",
 ];
 
+/// The attention heads' size: the first layer's query (`query_out`) is reshaped to (batch,
+/// tokens, heads, head size), the size a constant of the shape's Concat.
+fn head_size(
+    graph: &pb::GraphProto,
+    producer: &HashMap<&str, &pb::NodeProto>,
+    inits: &HashMap<&str, &pb::TensorProto>,
+    query_out: Option<&String>,
+) -> Option<i64> {
+    graph
+        .node
+        .iter()
+        .find(|n| n.op_type == "Reshape" && n.input.first() == query_out)
+        .and_then(|r| producer.get(r.input.get(1)?.as_str()))
+        .filter(|c| c.op_type == "Concat")
+        .and_then(|c| inits.get(c.input.last()?.as_str()))
+        .and_then(|t| {
+            if t.raw_data.len() == 8 {
+                Some(i64::from_le_bytes(t.raw_data[..8].try_into().ok()?))
+            } else {
+                t.int64_data.first().copied()
+            }
+        })
+        .filter(|&d| d > 0)
+}
+
 fn find_encoder(graph: &pb::GraphProto) -> std::result::Result<FoundEncoder, String> {
     let inits: HashMap<&str, &pb::TensorProto> = graph
         .initializer
@@ -355,22 +380,7 @@ fn find_encoder(graph: &pb::GraphProto) -> std::result::Result<FoundEncoder, Str
     if erfs != layers.len() {
         return Err("its activation is not the exact GELU (one Erf a layer)".into());
     }
-    // Heads: the query is reshaped to (batch, tokens, heads, head size); the size is a constant.
-    let head_size = graph
-        .node
-        .iter()
-        .find(|n| n.op_type == "Reshape" && n.input.first() == query_out.as_ref())
-        .and_then(|r| producer.get(r.input.get(1)?.as_str()))
-        .filter(|c| c.op_type == "Concat")
-        .and_then(|c| inits.get(c.input.last()?.as_str()))
-        .and_then(|t| {
-            if t.raw_data.len() == 8 {
-                Some(i64::from_le_bytes(t.raw_data[..8].try_into().ok()?))
-            } else {
-                t.int64_data.first().copied()
-            }
-        })
-        .filter(|&d| d > 0)
+    let head_size = head_size(graph, &producer, &inits, query_out.as_ref())
         .ok_or("the attention heads' size is not found")?;
     let hidden = norm.as_ref().ok_or("no embedding norm")?.gamma.len() as i64;
     if hidden % head_size != 0 {
